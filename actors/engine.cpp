@@ -1,0 +1,322 @@
+#include "actors/engine.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <latch>
+#include <mutex>
+
+#include "actors/engine_core.hpp"
+#include "actors/key_actor.hpp"
+#include "actors/reads.hpp"
+
+namespace tenure {
+
+std::string_view to_string(OpKind kind) {
+  static constexpr std::string_view kNames[] = {"acquire", "renew", "release", "keepalive", "check",
+                                                "get",     "list",  "history", "revoke"};
+  return kNames[static_cast<std::size_t>(kind)];
+}
+
+// The gate of in-flight work: stop() waits until every admitted request has had its reply.
+struct Engine::Impl {
+  Impl(boost::asio::io_context& io, const Clock& clock, EngineConfig config,
+       std::unique_ptr<storage::Ledger> ledger)
+      : core(io, clock, std::move(config), std::move(ledger)) {}
+
+  EngineCore core;
+  std::atomic<bool> stopping{false};
+  std::mutex gate_mutex;
+  std::condition_variable gate_drained;
+  std::uint64_t in_flight = 0;
+  bool stopped = false;
+
+  // Counts the request and lets it in unless the engine is stopping (then answers it).
+  template <typename Result>
+  bool admit(OpKind kind, Reply<Result>& reply) {
+    core.counters.ops[static_cast<std::size_t>(kind)].fetch_add(1);
+    std::lock_guard lock(gate_mutex);
+    if (stopping.load()) {
+      Result result;
+      result.error = Error{errc::unavailable, "the server is shutting down"};
+      reply(std::move(result));
+      return false;
+    }
+    ++in_flight;
+    return true;
+  }
+
+  template <typename Result>
+  Reply<Result> tracked(Reply<Result> reply) {
+    return [this, reply = std::move(reply)](Result result) {
+      reply(std::move(result));
+      std::lock_guard lock(gate_mutex);
+      if (--in_flight == 0) gate_drained.notify_all();
+    };
+  }
+
+  void stamp(Caller& caller) const {
+    if (caller.received_at == 0) caller.received_at = core.clock.now();
+  }
+};
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Engine::~Engine() { stop(); }
+
+std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& clock,
+                                     EngineConfig config, std::string& error) {
+  storage::LedgerOptions options{config.data_dir,        config.sync,        config.history_keep,
+                                 config.history_max_age, config.events_keep, config.ledger_env};
+  auto ledger = storage::Ledger::open(options, error);
+  if (!ledger) return nullptr;
+  auto impl = std::make_unique<Impl>(io, clock, std::move(config), std::move(ledger));
+  EventBus& bus = impl->core.bus;
+  impl->core.ledger->writer().set_event_sink(
+      [&bus](const std::vector<Event>& events) { bus.publish(events); });
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+bool Engine::start(std::string& error) {
+  EngineCore& core = impl_->core;
+  std::vector<std::pair<std::string, storage::LoadedState>> rows;
+  if (!core.ledger->scan_leases(
+          [&](std::string key, storage::LoadedState loaded) {
+            rows.emplace_back(std::move(key), std::move(loaded));
+          },
+          error)) {
+    return false;
+  }
+  std::size_t corrupt = 0;
+  for (auto& [key, loaded] : rows) {
+    corrupt += loaded.corrupt ? 1 : 0;
+    core.registry.ref(key)->post_recover(std::move(loaded));
+  }
+  // Wait until every recovery turn has run and its writes are durable.
+  std::latch turns(static_cast<std::ptrdiff_t>(core.registry.resident()) + 1);
+  for (auto& actor : core.registry.snapshot()) {
+    actor->refs.fetch_add(1);
+    actor->post_get(GetRequest{actor->key(), Caller{0, true, 0, core.clock.now()}},
+                    [&turns](GetResult) { turns.count_down(); });
+  }
+  turns.count_down();
+  turns.wait();
+  core.ledger->writer().flush();
+  std::size_t compacted = core.ledger->compact_history(core.clock.now());
+  spdlog::info(
+      "ledger recovered: revision {}, {} leases loaded, {} undecodable rows, {} old "
+      "tenure records compacted",
+      core.ledger->revision(), rows.size(), corrupt, compacted);
+  return core.ledger->healthy() || (error = "the ledger refused the recovery writes", false);
+}
+
+void Engine::stop() {
+  {
+    std::lock_guard lock(impl_->gate_mutex);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+    impl_->stopping.store(true);
+  }
+  EngineCore& core = impl_->core;
+  for (auto& actor : core.registry.snapshot()) actor->post_shutdown();
+  {
+    std::unique_lock lock(impl_->gate_mutex);
+    if (!impl_->gate_drained.wait_for(lock, std::chrono::seconds(10),
+                                      [&] { return impl_->in_flight == 0; })) {
+      spdlog::warn("stopping with {} requests unanswered", impl_->in_flight);
+    }
+  }
+  core.registry.cancel_timers();
+  core.ledger->writer().flush();
+  core.ledger->writer().stop();
+}
+
+void Engine::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
+  if (!impl_->admit(OpKind::acquire, reply)) return;
+  impl_->stamp(request.caller);
+  auto actor = impl_->core.registry.ref(request.key);
+  actor->post_acquire(std::move(request), impl_->tracked(std::move(reply)));
+}
+
+void Engine::renew(RenewRequest request, Reply<HolderResult> reply) {
+  if (!impl_->admit(OpKind::renew, reply)) return;
+  impl_->stamp(request.caller);
+  auto actor = impl_->core.registry.ref(request.key);
+  actor->post_renew(std::move(request), impl_->tracked(std::move(reply)));
+}
+
+void Engine::release(ReleaseRequest request, Reply<HolderResult> reply) {
+  if (!impl_->admit(OpKind::release, reply)) return;
+  impl_->stamp(request.caller);
+  auto actor = impl_->core.registry.ref(request.key);
+  actor->post_release(std::move(request), impl_->tracked(std::move(reply)));
+}
+
+void Engine::revoke(RevokeRequest request, Reply<HolderResult> reply) {
+  if (!impl_->admit(OpKind::revoke, reply)) return;
+  impl_->stamp(request.caller);
+  if (!request.caller.admin) {
+    HolderResult result;
+    result.error = Error{errc::forbidden, "revoke is for admin principals only"};
+    impl_->tracked(std::move(reply))(std::move(result));
+    return;
+  }
+  auto actor = impl_->core.registry.ref(request.key);
+  actor->post_revoke(std::move(request), impl_->tracked(std::move(reply)));
+}
+
+void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
+  if (!impl_->admit(OpKind::check, reply)) return;
+  impl_->stamp(request.caller);
+  EngineCore& core = impl_->core;
+  if (auto actor = core.registry.find_ref(request.key)) {
+    actor->post_check(std::move(request), impl_->tracked(std::move(reply)));
+    return;
+  }
+  // Not resident, so no live lease: answer from the row without waking an actor.
+  auto done = impl_->tracked(std::move(reply));
+  HolderResult result;
+  std::string error;
+  auto loaded = core.ledger->load(request.key, error);
+  if (!loaded) {
+    result.error = Error{errc::unavailable, "cannot read the ledger: " + error};
+    done(std::move(result));
+    return;
+  }
+  Change ignored;
+  HolderOutcome outcome = tenure::check(loaded->state, request.key, request.token, request.owner,
+                                        request.caller.received_at, ignored);
+  result.status = outcome.status;
+  result.reason = outcome.reason;
+  result.key = request.key;
+  result.lease = loaded->state.lease;
+  done(std::move(result));
+}
+
+void Engine::get(GetRequest request, Reply<GetResult> reply) {
+  if (!impl_->admit(OpKind::get, reply)) return;
+  impl_->stamp(request.caller);
+  EngineCore& core = impl_->core;
+  if (auto actor = core.registry.find_ref(request.key)) {
+    actor->post_get(std::move(request), impl_->tracked(std::move(reply)));
+    return;
+  }
+  auto done = impl_->tracked(std::move(reply));
+  GetResult result;
+  std::string error;
+  auto loaded = core.ledger->load(request.key, error);
+  if (!loaded) {
+    result.error = Error{errc::unavailable, "cannot read the ledger: " + error};
+  } else {
+    result.key = request.key;
+    const auto& lease = loaded->state.lease;
+    if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
+    result.last_token = loaded->state.last_token;
+  }
+  done(std::move(result));
+}
+
+void Engine::history(HistoryRequest request, Reply<HistoryResult> reply) {
+  if (!impl_->admit(OpKind::history, reply)) return;
+  impl_->stamp(request.caller);
+  EngineCore& core = impl_->core;
+  if (auto actor = core.registry.find_ref(request.key)) {
+    actor->post_history(std::move(request), impl_->tracked(std::move(reply)));
+    return;
+  }
+  impl_->tracked(std::move(reply))(read_history(*core.ledger, request));
+}
+
+void Engine::list(ListRequest request, Reply<ListResult> reply) {
+  if (!impl_->admit(OpKind::list, reply)) return;
+  impl_->stamp(request.caller);
+  impl_->tracked(std::move(reply))(
+      read_list(*impl_->core.ledger, request, request.caller.received_at));
+}
+
+void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
+  if (!impl_->admit(OpKind::keepalive, reply)) return;
+  impl_->stamp(request.caller);
+  EngineCore& core = impl_->core;
+  auto done = impl_->tracked(std::move(reply));
+  std::vector<std::string> keys = core.owners.keys_of(request.owner);
+  if (keys.empty()) {
+    done(KeepaliveResult{std::nullopt, 0, core.ledger->revision()});
+    return;
+  }
+  // Renews every key through its actor; the last answer replies for all.
+  struct Tally {
+    std::mutex mutex;
+    std::size_t remaining;
+    KeepaliveResult result;
+    Reply<KeepaliveResult> done;
+  };
+  auto tally = std::make_shared<Tally>();
+  tally->remaining = keys.size();
+  tally->done = std::move(done);
+  for (std::string& key : keys) {
+    RenewRequest renew{key, HolderParams{request.owner, std::nullopt, 0, false}, request.ttl_ms,
+                       request.caller};
+    renew.caller.admin = false;  // only the leases this principal acquired
+    core.registry.ref(key)->post_renew(std::move(renew), [tally, &core](HolderResult r) {
+      std::unique_lock lock(tally->mutex);
+      if (!r.error && (r.status == HolderStatus::ok || r.status == HolderStatus::noop)) {
+        tally->result.count++;
+      }
+      tally->result.revision = std::max(tally->result.revision, r.revision);
+      if (--tally->remaining > 0) return;
+      if (tally->result.revision == 0) tally->result.revision = core.ledger->revision();
+      lock.unlock();
+      tally->done(std::move(tally->result));
+    });
+  }
+}
+
+ConnId Engine::connect(std::weak_ptr<ConnectionListener> listener) {
+  return impl_->core.connections.add(std::move(listener));
+}
+
+void Engine::disconnect(ConnId conn, std::vector<std::string> keys) {
+  EngineCore& core = impl_->core;
+  core.connections.remove(conn);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const std::string& key : keys) {
+    if (auto actor = core.registry.find_ref(key)) actor->post_disconnect(conn);
+  }
+}
+
+void Engine::fire_due_timers() { impl_->core.registry.fire_due(); }
+
+EventBus& Engine::events() { return impl_->core.bus; }
+
+std::vector<Event> Engine::events_from(Revision from, std::size_t limit) const {
+  return impl_->core.ledger->events_from(from, limit);
+}
+
+bool Engine::healthy() const { return impl_->core.ledger->healthy(); }
+Revision Engine::revision() const { return impl_->core.ledger->revision(); }
+Revision Engine::oldest_revision() const { return impl_->core.ledger->oldest_revision(); }
+const Clock& Engine::clock() const { return impl_->core.clock; }
+const EngineConfig& Engine::config() const { return impl_->core.config; }
+
+EngineStats Engine::stats() const {
+  const EngineCore& core = impl_->core;
+  EngineStats s;
+  s.revision = core.ledger->revision();
+  s.oldest_revision = core.ledger->oldest_revision();
+  s.live_leases = static_cast<std::uint64_t>(std::max<std::int64_t>(core.counters.live_leases, 0));
+  s.resident_keys = core.registry.resident();
+  s.waiters = static_cast<std::uint64_t>(std::max<std::int64_t>(core.counters.waiters, 0));
+  s.expired = core.counters.expired.load();
+  for (std::size_t i = 0; i < s.ops.size(); ++i) s.ops[i] = core.counters.ops[i].load();
+  for (std::size_t i = 0; i < s.expiry_lateness_ms_log2.size(); ++i) {
+    s.expiry_lateness_ms_log2[i] = core.counters.expiry_lateness_ms_log2[i].load();
+  }
+  s.writer = core.ledger->writer().stats();
+  s.healthy = core.ledger->healthy();
+  return s;
+}
+
+}  // namespace tenure

@@ -1,0 +1,108 @@
+#pragma once
+// The lease engine: per-key strand actors over the RocksDB ledger. Every operation is a message
+// to its key's actor; the reply is called once the change it reports is durable (§6), on the
+// actor's strand or the ledger's writer thread, so callers post it to their own executor.
+// Replies to requests on one key are called in request order.
+#include <array>
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "actors/event_bus.hpp"
+#include "actors/requests.hpp"
+#include "core/clock.hpp"
+#include "storage/group_writer.hpp"
+
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
+namespace tenure {
+
+struct EngineConfig {
+  std::string data_dir;  // the RocksDB directory
+  bool sync = true;
+  Limits limits;
+  std::size_t history_keep = 1000;
+  Millis history_max_age = 30LL * 86'400'000;
+  std::uint64_t events_keep = 1'000'000;
+  std::size_t shards = 64;
+  rocksdb::Env* ledger_env = nullptr;  // tests only: the file system under the ledger
+};
+
+// Told when a lease bound to a connection is lost (expired or revoked) while it is open.
+class ConnectionListener {
+ public:
+  virtual ~ConnectionListener() = default;
+  virtual void on_lost(const Event& event) = 0;
+};
+
+enum class OpKind { acquire, renew, release, keepalive, check, get, list, history, revoke, count };
+
+struct EngineStats {
+  Revision revision = 0;
+  Revision oldest_revision = 0;
+  std::uint64_t live_leases = 0;
+  std::uint64_t resident_keys = 0;
+  std::uint64_t waiters = 0;
+  std::uint64_t expired = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(OpKind::count)> ops{};
+  std::array<std::uint64_t, 16> expiry_lateness_ms_log2{};
+  storage::WriterStats writer;
+  bool healthy = true;
+};
+
+std::string_view to_string(OpKind kind);
+
+class Engine {
+ public:
+  // Opens the ledger in config.data_dir; null with `error` set on failure.
+  static std::unique_ptr<Engine> open(boost::asio::io_context& io, const Clock& clock,
+                                      EngineConfig config, std::string& error);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Recovery: expires leases whose time passed while down, releases connection-bound leases,
+  // arms timers for the rest. Blocks until that is durable. Needs io threads running.
+  bool start(std::string& error);
+  // Refuses new work, answers waiters `unavailable`, drains in-flight writes, closes the ledger.
+  void stop();
+
+  void acquire(AcquireRequest request, Reply<AcquireResult> reply);
+  void renew(RenewRequest request, Reply<HolderResult> reply);
+  void release(ReleaseRequest request, Reply<HolderResult> reply);
+  void revoke(RevokeRequest request, Reply<HolderResult> reply);
+  void check(CheckRequest request, Reply<HolderResult> reply);
+  void get(GetRequest request, Reply<GetResult> reply);
+  void keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply);
+  void list(ListRequest request, Reply<ListResult> reply);
+  void history(HistoryRequest request, Reply<HistoryResult> reply);
+
+  // Connections: a new id to put in Caller::conn, and its end, which releases its
+  // release_on_disconnect leases and drops its waiters on `keys`.
+  ConnId connect(std::weak_ptr<ConnectionListener> listener);
+  void disconnect(ConnId conn, std::vector<std::string> keys);
+
+  // Fires every timer that is due by the clock now (the timers do this by themselves; tests on
+  // a MockClock call it after advancing the clock).
+  void fire_due_timers();
+
+  EventBus& events();
+  std::vector<Event> events_from(Revision from, std::size_t limit) const;
+  bool healthy() const;
+  Revision revision() const;
+  Revision oldest_revision() const;
+  EngineStats stats() const;
+  const Clock& clock() const;
+  const EngineConfig& config() const;
+
+  struct Impl;
+
+ private:
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tenure

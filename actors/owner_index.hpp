@@ -1,0 +1,31 @@
+#pragma once
+// Which keys each owner holds, so that one keepalive renews them all. Approximate by design:
+// every key found here is renewed through its actor, which checks the real holder.
+#include <array>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace tenure {
+
+class OwnerIndex {
+ public:
+  void add(const std::string& owner, const std::string& key);
+  void remove(const std::string& owner, const std::string& key);
+  std::vector<std::string> keys_of(const std::string& owner) const;
+
+ private:
+  static constexpr std::size_t kShards = 16;
+  struct Shard {
+    mutable std::mutex mutex;
+    std::unordered_map<std::string, std::unordered_set<std::string>> keys;
+  };
+  Shard& shard(const std::string& owner) const {
+    return shards_[std::hash<std::string>{}(owner) % kShards];
+  }
+  mutable std::array<Shard, kShards> shards_;
+};
+
+}  // namespace tenure

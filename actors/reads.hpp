@@ -1,0 +1,13 @@
+#pragma once
+// Reads answered from the ledger alone, for keys without a resident actor (such a key has no
+// live lease: live leases keep their actor resident) and for history.
+#include "actors/requests.hpp"
+#include "storage/ledger.hpp"
+
+namespace tenure {
+
+HistoryResult read_history(const storage::Ledger& ledger, const HistoryRequest& request);
+ListResult read_list(const storage::Ledger& ledger, const ListRequest& request, Millis now);
+Error ledger_unavailable(const storage::Ledger& ledger);
+
+}  // namespace tenure

@@ -1,0 +1,69 @@
+#pragma once
+// The records of the tenure ledger: leases, per-key state, tenures and events (§1, §5).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.hpp"
+
+namespace tenure {
+
+using Token = std::uint64_t;
+using Revision = std::uint64_t;
+using Principal = std::uint32_t;  // the peer's uid
+using ConnId = std::uint64_t;     // 0: no connection
+
+enum class EventType : std::uint8_t { acquired, renewed, released, expired, revoked };
+enum class EndReason : std::uint8_t { released, expired, revoked };
+
+std::string_view to_string(EventType type);
+std::string_view to_string(EndReason reason);
+
+struct Lease {
+  std::string owner;
+  Token token = 0;
+  Millis acquired_at = 0;
+  std::optional<Millis> expires_at;  // empty: open-ended
+  Millis ttl_ms = 0;                 // 0 when open-ended
+  Principal principal = 0;
+  ConnId conn = 0;  // the connection told of loss; not persisted
+  bool release_on_disconnect = false;
+  Millis lock_delay_ms = 0;
+
+  bool open_ended() const { return !expires_at; }
+  bool live_at(Millis now) const { return !expires_at || now < *expires_at; }
+};
+
+// Everything the ledger keeps for one key. Survives the lease: last_token never goes back.
+struct KeyState {
+  std::optional<Lease> lease;
+  Token last_token = 0;
+  Millis lock_until = 0;  // lock-delay after an involuntary loss
+  // The most recent ended tenure, so that renew can say "expired" rather than "free".
+  std::string last_owner;
+  EndReason last_end = EndReason::released;
+
+  bool idle() const { return !lease && lock_until == 0; }
+};
+
+struct TenureRecord {
+  Token token = 0;
+  std::string owner;
+  Millis acquired_at = 0;
+  std::optional<Millis> ended_at;
+  std::optional<EndReason> end;
+};
+
+struct Event {
+  EventType type = EventType::acquired;
+  std::string key;
+  std::string owner;
+  Token token = 0;
+  Millis at = 0;
+  std::optional<Millis> expires_at;
+  Revision revision = 0;  // assigned by the ledger at commit
+};
+
+}  // namespace tenure

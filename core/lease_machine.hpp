@@ -1,0 +1,98 @@
+#pragma once
+// The lease state machine as pure functions over one key's state (§3, §4). No I/O, no clock:
+// `now` is passed in. Each function mutates `state` and appends what must be made durable to
+// `change`; the caller persists `change` before it replies.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/lease.hpp"
+
+namespace tenure {
+
+struct Limits {
+  Millis default_ttl = 900'000;
+  Millis min_ttl = 10;
+  Millis max_ttl = 86'400'000;
+  Millis max_lock_delay = 60'000;
+};
+
+// What one step changed: the events to log, the tenure records to write, whether the key's row
+// must be rewritten, and which connection must hear that its lease was lost.
+struct Change {
+  std::vector<Event> events;
+  std::vector<TenureRecord> tenures;
+  bool state_dirty = false;
+  ConnId lost_conn = 0;
+
+  bool empty() const { return events.empty() && tenures.empty() && !state_dirty; }
+};
+
+enum class NotHolderReason { expired, held_by_other, free, token_mismatch };
+std::string_view to_string(NotHolderReason reason);
+
+Millis clamp_ttl(std::optional<Millis> requested, const Limits& limits);
+
+// Ends the lease if its time ran out by `now` (lazy expiry; the timer calls it too).
+void expire_if_due(KeyState& state, std::string_view key, Millis now, Change& change);
+
+struct AcquireParams {
+  std::string owner;
+  std::optional<Millis> ttl_ms;
+  bool open_ended = false;
+  bool release_on_disconnect = false;
+  Millis lock_delay_ms = 0;
+  Principal principal = 0;
+  bool admin = false;
+  ConnId conn = 0;
+};
+
+enum class AcquireStatus { acquired, held, lock_delay, forbidden };
+
+struct AcquireOutcome {
+  AcquireStatus status = AcquireStatus::held;
+  bool fresh = false;
+  Millis retry_after_ms = 0;  // lock_delay only
+};
+
+AcquireOutcome acquire(KeyState& state, std::string_view key, const AcquireParams& params,
+                       Millis now, const Limits& limits, Change& change);
+
+struct HolderParams {
+  std::string owner;
+  std::optional<Token> token;
+  Principal principal = 0;
+  bool admin = false;
+};
+
+enum class HolderStatus { ok, noop, not_holder, forbidden };
+
+struct HolderOutcome {
+  HolderStatus status = HolderStatus::not_holder;
+  NotHolderReason reason = NotHolderReason::free;
+  std::optional<Token> token;  // release: the ended tenure's token
+};
+
+HolderOutcome renew(KeyState& state, std::string_view key, const HolderParams& params,
+                    std::optional<Millis> ttl_ms, Millis now, const Limits& limits, Change& change);
+
+HolderOutcome release(KeyState& state, std::string_view key, const HolderParams& params, Millis now,
+                      Change& change);
+
+// Admin revoke: ends the live tenure whoever holds it.
+HolderOutcome revoke(KeyState& state, std::string_view key, Millis now, Change& change);
+
+// The fencing check: is `token` (of `owner`, if given) the live tenure right now?
+HolderOutcome check(KeyState& state, std::string_view key, Token token,
+                    const std::optional<std::string>& owner, Millis now, Change& change);
+
+// The connection closed: end the lease if it was bound to that connection.
+bool release_on_disconnect(KeyState& state, std::string_view key, ConnId conn, Millis now,
+                           Change& change);
+
+// The reason a request by `owner` is not the holder, given the state after lazy expiry.
+NotHolderReason not_holder_reason(const KeyState& state, std::string_view owner,
+                                  std::optional<Token> token);
+
+}  // namespace tenure

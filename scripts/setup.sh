@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Tenure needs to build, test and benchmark, if missing.
+# Usage: scripts/setup.sh [--test]   (--test adds what the test suite uses)
+set -euo pipefail
+
+packages=(build-essential cmake ninja-build ccache pkg-config
+          libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(python3 procps)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+fi

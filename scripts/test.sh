@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: the release build, then the ASan+UBSan
+# build of the unit tests (SANITIZE=0 skips the latter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --test
+BUILD_DIR=build scripts/build.sh
+ctest --test-dir build --output-on-failure --timeout 600 -j 2
+if [[ "${SANITIZE:-1}" == "1" ]]; then
+  BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DTENURE_SANITIZE=ON
+  ctest --test-dir build-asan --output-on-failure --timeout 900 -L unit -j 2
+fi

@@ -1,0 +1,217 @@
+#include "storage/codec.hpp"
+
+namespace tenure::storage {
+namespace {
+
+constexpr std::uint8_t kFormat = 1;
+
+class Writer {
+ public:
+  void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(static_cast<char>((v & 0x7F) | 0x80));
+      v >>= 7;
+    }
+    out_.push_back(static_cast<char>(v));
+  }
+  void signed_varint(std::int64_t v) {
+    varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  }
+  void str(std::string_view s) {
+    varint(s.size());
+    out_.append(s);
+  }
+  void optional_time(const std::optional<Millis>& t) {
+    u8(t ? 1 : 0);
+    if (t) signed_varint(*t);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool u8(std::uint8_t& v) {
+    if (pos_ >= in_.size()) return false;
+    v = static_cast<std::uint8_t>(in_[pos_++]);
+    return true;
+  }
+  bool varint(std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      std::uint8_t b;
+      if (!u8(b)) return false;
+      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  }
+  bool signed_varint(std::int64_t& v) {
+    std::uint64_t u;
+    if (!varint(u)) return false;
+    v = static_cast<std::int64_t>((u >> 1) ^ (~(u & 1) + 1));
+    return true;
+  }
+  bool str(std::string& s) {
+    std::uint64_t n;
+    if (!varint(n) || n > in_.size() - pos_) return false;
+    s.assign(in_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  bool optional_time(std::optional<Millis>& t) {
+    std::uint8_t present;
+    if (!u8(present) || present > 1) return false;
+    t.reset();
+    if (!present) return true;
+    std::int64_t v;
+    if (!signed_varint(v)) return false;
+    t = v;
+    return true;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  std::string_view in_;
+  std::size_t pos_ = 0;
+};
+
+template <typename E>
+bool read_enum(Reader& r, E& out, std::uint8_t max) {
+  std::uint8_t v;
+  if (!r.u8(v) || v > max) return false;
+  out = static_cast<E>(v);
+  return true;
+}
+
+}  // namespace
+
+std::string encode_state(const KeyState& state) {
+  Writer w;
+  w.u8(kFormat);
+  w.varint(state.last_token);
+  w.signed_varint(state.lock_until);
+  w.str(state.last_owner);
+  w.u8(static_cast<std::uint8_t>(state.last_end));
+  w.u8(state.lease ? 1 : 0);
+  if (state.lease) {
+    const Lease& l = *state.lease;
+    w.str(l.owner);
+    w.varint(l.token);
+    w.signed_varint(l.acquired_at);
+    w.optional_time(l.expires_at);
+    w.signed_varint(l.ttl_ms);
+    w.varint(l.principal);
+    w.u8(l.release_on_disconnect ? 1 : 0);
+    w.signed_varint(l.lock_delay_ms);
+  }
+  return w.take();
+}
+
+std::optional<KeyState> decode_state(std::string_view bytes) {
+  Reader r(bytes);
+  KeyState s;
+  std::uint8_t format, has_lease;
+  if (!r.u8(format) || format != kFormat) return std::nullopt;
+  if (!r.varint(s.last_token) || !r.signed_varint(s.lock_until) || !r.str(s.last_owner) ||
+      !read_enum(r, s.last_end, 2) || !r.u8(has_lease) || has_lease > 1) {
+    return std::nullopt;
+  }
+  if (has_lease) {
+    Lease l;
+    std::uint64_t principal;
+    std::uint8_t rod;
+    if (!r.str(l.owner) || !r.varint(l.token) || !r.signed_varint(l.acquired_at) ||
+        !r.optional_time(l.expires_at) || !r.signed_varint(l.ttl_ms) || !r.varint(principal) ||
+        !r.u8(rod) || rod > 1 || !r.signed_varint(l.lock_delay_ms)) {
+      return std::nullopt;
+    }
+    if (l.token == 0 || l.token > s.last_token) return std::nullopt;
+    l.principal = static_cast<Principal>(principal);
+    l.release_on_disconnect = rod == 1;
+    s.lease = std::move(l);
+  }
+  if (!r.done()) return std::nullopt;
+  return s;
+}
+
+std::string encode_tenure(const TenureRecord& record) {
+  Writer w;
+  w.u8(kFormat);
+  w.str(record.owner);
+  w.signed_varint(record.acquired_at);
+  w.optional_time(record.ended_at);
+  w.u8(record.end ? static_cast<std::uint8_t>(*record.end) + 1 : 0);
+  return w.take();
+}
+
+std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token) {
+  Reader r(bytes);
+  TenureRecord t;
+  t.token = token;
+  std::uint8_t format, end;
+  if (!r.u8(format) || format != kFormat || !r.str(t.owner) || !r.signed_varint(t.acquired_at) ||
+      !r.optional_time(t.ended_at) || !r.u8(end) || end > 3 || !r.done()) {
+    return std::nullopt;
+  }
+  if (end) t.end = static_cast<EndReason>(end - 1);
+  return t;
+}
+
+std::string encode_event(const Event& event) {
+  Writer w;
+  w.u8(kFormat);
+  w.u8(static_cast<std::uint8_t>(event.type));
+  w.str(event.key);
+  w.str(event.owner);
+  w.varint(event.token);
+  w.signed_varint(event.at);
+  w.optional_time(event.expires_at);
+  return w.take();
+}
+
+std::optional<Event> decode_event(std::string_view bytes, Revision revision) {
+  Reader r(bytes);
+  Event e;
+  e.revision = revision;
+  std::uint8_t format;
+  if (!r.u8(format) || format != kFormat || !read_enum(r, e.type, 4) || !r.str(e.key) ||
+      !r.str(e.owner) || !r.varint(e.token) || !r.signed_varint(e.at) ||
+      !r.optional_time(e.expires_at) || !r.done()) {
+    return std::nullopt;
+  }
+  return e;
+}
+
+std::string big_endian(std::uint64_t value) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<char>(value & 0xFF);
+    value >>= 8;
+  }
+  return out;
+}
+
+std::uint64_t from_big_endian(std::string_view bytes) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8 && i < bytes.size(); ++i) {
+    v = (v << 8) | static_cast<unsigned char>(bytes[i]);
+  }
+  return v;
+}
+
+std::string tenure_row_prefix(std::string_view key) {
+  std::string out(key);
+  out.push_back('\0');
+  return out;
+}
+
+std::string tenure_row_key(std::string_view key, Token token) {
+  return tenure_row_prefix(key) + big_endian(token);
+}
+
+}  // namespace tenure::storage

@@ -1,0 +1,30 @@
+#pragma once
+// Binary encoding of ledger rows. Every decoder is bounds-checked: a row that cannot be decoded
+// yields nullopt, never a crash (§6).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/lease.hpp"
+
+namespace tenure::storage {
+
+std::string encode_state(const KeyState& state);
+std::optional<KeyState> decode_state(std::string_view bytes);
+
+std::string encode_tenure(const TenureRecord& record);
+std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token);
+
+std::string encode_event(const Event& event);
+std::optional<Event> decode_event(std::string_view bytes, Revision revision);
+
+// Big-endian so that RocksDB's bytewise order is numeric order.
+std::string big_endian(std::uint64_t value);
+std::uint64_t from_big_endian(std::string_view bytes);
+
+// Tenure rows are keyed key + '\0' + token; keys never contain control characters (§1).
+std::string tenure_row_key(std::string_view key, Token token);
+std::string tenure_row_prefix(std::string_view key);
+
+}  // namespace tenure::storage

@@ -1,0 +1,111 @@
+#pragma once
+// One writer thread turns the mutations of many key actors into one WriteBatch and one WAL sync
+// (group commit). Revisions are assigned in commit order. A failed write makes the writer refuse
+// every later write (the engine answers `unavailable`): nothing is acknowledged that was not
+// written, and memory is never ahead of disk by more than the failed batch.
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/lease.hpp"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace tenure::storage {
+
+struct ColumnFamilies {
+  rocksdb::ColumnFamilyHandle* leases = nullptr;
+  rocksdb::ColumnFamilyHandle* tenures = nullptr;
+  rocksdb::ColumnFamilyHandle* events = nullptr;
+  rocksdb::ColumnFamilyHandle* meta = nullptr;
+};
+
+// One key's durable change.
+struct WriteOp {
+  std::string key;
+  std::optional<KeyState> state;  // the row to put, if it changed
+  std::vector<TenureRecord> tenures;
+  std::vector<Event> events;  // revisions are filled in at commit
+};
+
+// Called on the writer thread once the op is durable (ok) or refused (!ok), in commit order.
+using CommitDone = std::function<void(bool ok, std::vector<Event>& committed)>;
+// Sees every committed event, in revision order, on the writer thread.
+using EventSink = std::function<void(const std::vector<Event>&)>;
+
+struct WriterStats {
+  std::uint64_t batches = 0;
+  std::uint64_t syncs = 0;
+  std::uint64_t ops = 0;
+  std::uint64_t max_batch = 0;
+  // Batch sizes in buckets 1, 2-3, 4-7, ... 2^15+.
+  std::array<std::uint64_t, 17> batch_size_log2{};
+  // Write+sync latency in microsecond buckets 1, 2-3, 4-7, ...
+  std::array<std::uint64_t, 32> write_us_log2{};
+  std::uint64_t failures = 0;
+};
+
+struct WriterConfig {
+  bool sync = true;
+  std::size_t history_keep = 1000;
+  std::uint64_t events_keep = 1'000'000;
+};
+
+class GroupWriter {
+ public:
+  GroupWriter(rocksdb::DB* db, ColumnFamilies cf, WriterConfig config, Revision revision,
+              Revision oldest_revision);
+  ~GroupWriter();  // drains what was submitted, then stops
+
+  void submit(WriteOp op, CommitDone done);
+  void set_event_sink(EventSink sink);
+  // Blocks until everything submitted before the call is committed or refused.
+  void flush();
+  void stop();
+
+  bool healthy() const { return healthy_.load(); }
+  Revision revision() const { return revision_.load(); }
+  Revision oldest_revision() const { return oldest_revision_.load(); }
+  WriterStats stats() const;
+  std::string last_error() const;
+
+ private:
+  struct Pending {
+    WriteOp op;
+    CommitDone done;
+  };
+  void run();
+  bool commit(std::vector<Pending>& batch);
+
+  rocksdb::DB* db_;
+  ColumnFamilies cf_;
+  WriterConfig config_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable drained_;
+  std::vector<Pending> queue_;
+  std::uint64_t submitted_ = 0;
+  std::uint64_t finished_ = 0;
+  bool stopping_ = false;
+  EventSink sink_;
+  WriterStats stats_;
+  std::string last_error_;
+
+  std::atomic<bool> healthy_{true};
+  std::atomic<Revision> revision_;
+  std::atomic<Revision> oldest_revision_;
+  std::thread thread_;
+};
+
+}  // namespace tenure::storage

@@ -1,0 +1,113 @@
+// What survives a restart: tokens, revisions, history, and expiry that happened while down.
+#include <catch2/catch.hpp>
+
+#include "tests/unit/engine_fixture.hpp"
+#include "tests/unit/event_recorder.hpp"
+
+using namespace tenure;
+using tenure::test::EngineFixture;
+
+TEST_CASE("tokens and revision survive close and reopen", "[durability]") {
+  EngineFixture f;
+  f.acquire("k", "a");
+  f.release("k", "a");
+  f.acquire("k", "b", 60'000);
+  Revision before = f.engine().revision();
+  CHECK(before == 3);
+  f.reopen();
+  CHECK(f.engine().revision() == before);
+  auto g = f.get("k");
+  REQUIRE(g.lease);
+  CHECK(g.lease->owner == "b");
+  CHECK(g.lease->token == 2);
+  CHECK(f.release("k", "b").revision == before + 1);
+  CHECK(f.acquire("k", "c").lease->token == 3);
+}
+
+TEST_CASE("a lease that expired while closed is expired on reopen with its event", "[durability]") {
+  EngineFixture f;
+  f.acquire("k", "a", 1000);
+  f.acquire("live", "a", 100'000);
+  f.close();
+  f.clock().advance(5000);
+  f.open();
+  CHECK_FALSE(f.get("k").lease);
+  CHECK(f.get("live").lease);
+  auto events = f.engine().events_from(1, 100);
+  REQUIRE(events.size() == 3);
+  CHECK(events[2].type == EventType::expired);
+  CHECK(events[2].key == "k");
+  CHECK(events[2].revision == 3);
+  CHECK(f.history("k").tenures.at(0).end == EndReason::expired);
+}
+
+TEST_CASE("connection-bound leases are released at start-up", "[durability]") {
+  EngineFixture f;
+  AcquireRequest r;
+  r.key = "k";
+  r.params.owner = "a";
+  r.params.release_on_disconnect = true;
+  r.caller = f.caller();
+  r.caller.conn = 5;
+  test::call(f.engine(), &Engine::acquire, r);
+  f.reopen();
+  CHECK_FALSE(f.get("k").lease);
+  CHECK(f.history("k").tenures.at(0).end == EndReason::released);
+}
+
+TEST_CASE("history lists tenures newest first with end reasons", "[durability]") {
+  EngineFixture f;
+  f.acquire("k", "a", 100);
+  f.release("k", "a");
+  f.acquire("k", "b", 100);
+  f.clock().advance(100);
+  f.acquire("k", "c", 100);
+  f.revoke("k");
+  f.acquire("k", "d", 100);
+  auto h = f.history("k");
+  REQUIRE(h.tenures.size() == 4);
+  CHECK(h.tenures[0].token == 4);
+  CHECK_FALSE(h.tenures[0].end);
+  CHECK(h.tenures[1].end == EndReason::revoked);
+  CHECK(h.tenures[2].end == EndReason::expired);
+  CHECK(h.tenures[3].end == EndReason::released);
+  CHECK(h.tenures[3].owner == "a");
+  auto page = f.history("k", 2);
+  REQUIRE(page.next);
+  CHECK(*page.next == 3);
+  auto rest = f.history("k", 10, *page.next);
+  REQUIRE(rest.tenures.size() == 2);
+  CHECK(rest.tenures[0].token == 2);
+}
+
+TEST_CASE("history retention compacts old records without reissuing tokens", "[durability]") {
+  EngineConfig config;
+  config.history_keep = 3;
+  EngineFixture f(config);
+  for (int i = 0; i < 10; ++i) {
+    f.acquire("k", "o");
+    f.release("k", "o");
+  }
+  auto h = f.history("k");
+  REQUIRE(h.tenures.size() == 3);
+  CHECK(h.tenures[0].token == 10);
+  CHECK(h.tenures[2].token == 8);
+  f.reopen();
+  CHECK(f.acquire("k", "o").lease->token == 11);
+}
+
+TEST_CASE("history older than the age limit is compacted at start-up", "[durability]") {
+  EngineConfig config;
+  config.history_max_age = 1000;
+  EngineFixture f(config);
+  f.acquire("k", "o");
+  f.release("k", "o");
+  f.clock().advance(2000);
+  f.acquire("k", "o");
+  f.release("k", "o");
+  f.reopen();
+  auto h = f.history("k");
+  REQUIRE(h.tenures.size() == 1);
+  CHECK(h.tenures[0].token == 2);
+  CHECK(f.get("k").last_token == 2);
+}

@@ -1,0 +1,114 @@
+#include "tests/unit/engine_fixture.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <stdexcept>
+
+namespace tenure::test {
+
+EngineFixture::EngineFixture(EngineConfig config, const Clock* clock)
+    : clock_(clock ? clock : &mock_), config_(std::move(config)), work_(io_.get_executor()) {
+  spdlog::set_level(spdlog::level::warn);
+  config_.data_dir = dir_.str("ledger");
+  for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+  open();
+}
+
+EngineFixture::~EngineFixture() {
+  close();
+  work_.reset();
+  io_.stop();
+  for (auto& t : threads_) t.join();
+}
+
+void EngineFixture::open() {
+  std::string error;
+  engine_ = Engine::open(io_, *clock_, config_, error);
+  if (!engine_) throw std::runtime_error("open failed: " + error);
+  if (!engine_->start(error)) throw std::runtime_error("start failed: " + error);
+}
+
+void EngineFixture::close() {
+  if (!engine_) return;
+  engine_->stop();
+  // Let handlers already posted by the engine run before it is destroyed.
+  std::promise<void> drained;
+  boost::asio::post(io_, [&] { drained.set_value(); });
+  drained.get_future().wait();
+  engine_.reset();
+}
+
+void EngineFixture::reopen() {
+  close();
+  open();
+}
+
+Caller EngineFixture::caller(Principal principal) const {
+  return Caller{principal, principal == 0, 0, clock_->now()};
+}
+
+AcquireResult EngineFixture::acquire(const std::string& key, const std::string& owner,
+                                     std::optional<Millis> ttl, Millis wait_ms,
+                                     Millis lock_delay_ms, Principal principal) {
+  AcquireRequest r;
+  r.key = key;
+  r.params.owner = owner;
+  r.params.ttl_ms = ttl;
+  r.params.lock_delay_ms = lock_delay_ms;
+  r.wait_ms = wait_ms;
+  r.caller = caller(principal);
+  return call(*engine_, &Engine::acquire, std::move(r));
+}
+
+AcquireResult EngineFixture::acquire_open_ended(const std::string& key, const std::string& owner) {
+  AcquireRequest r;
+  r.key = key;
+  r.params.owner = owner;
+  r.params.open_ended = true;
+  r.caller = caller();
+  return call(*engine_, &Engine::acquire, std::move(r));
+}
+
+HolderResult EngineFixture::renew(const std::string& key, const std::string& owner,
+                                  std::optional<Millis> ttl, std::optional<Token> token,
+                                  Principal principal) {
+  return call(*engine_, &Engine::renew,
+              RenewRequest{key, HolderParams{owner, token, 0, false}, ttl, caller(principal)});
+}
+
+HolderResult EngineFixture::release(const std::string& key, const std::string& owner,
+                                    std::optional<Token> token, Principal principal) {
+  return call(*engine_, &Engine::release,
+              ReleaseRequest{key, HolderParams{owner, token, 0, false}, caller(principal)});
+}
+
+HolderResult EngineFixture::revoke(const std::string& key) {
+  return call(*engine_, &Engine::revoke, RevokeRequest{key, "test", caller(0)});
+}
+
+HolderResult EngineFixture::check(const std::string& key, Token token,
+                                  std::optional<std::string> owner) {
+  return call(*engine_, &Engine::check, CheckRequest{key, token, std::move(owner), caller()});
+}
+
+GetResult EngineFixture::get(const std::string& key) {
+  return call(*engine_, &Engine::get, GetRequest{key, caller()});
+}
+
+KeepaliveResult EngineFixture::keepalive(const std::string& owner, std::optional<Millis> ttl) {
+  return call(*engine_, &Engine::keepalive, KeepaliveRequest{owner, ttl, caller()});
+}
+
+HistoryResult EngineFixture::history(const std::string& key, std::size_t limit, Token before) {
+  return call(*engine_, &Engine::history, HistoryRequest{key, limit, before, caller()});
+}
+
+ListResult EngineFixture::list(const std::string& prefix, std::size_t limit,
+                               const std::string& after) {
+  return call(*engine_, &Engine::list, ListRequest{prefix, after, limit, caller()});
+}
+
+void EngineFixture::expire_due() { engine_->fire_due_timers(); }
+
+}  // namespace tenure::test

@@ -1,0 +1,172 @@
+// The FIFO wait queue and lock-delay.
+#include <catch2/catch.hpp>
+
+#include "tests/unit/engine_fixture.hpp"
+#include "tests/unit/event_recorder.hpp"
+
+using namespace tenure;
+using tenure::test::EngineFixture;
+
+namespace {
+
+std::future<AcquireResult> acquire_async(EngineFixture& f, const std::string& key,
+                                         const std::string& owner, Millis wait_ms,
+                                         ConnId conn = 0) {
+  auto promise = std::make_shared<std::promise<AcquireResult>>();
+  auto future = promise->get_future();
+  AcquireRequest r;
+  r.key = key;
+  r.params.owner = owner;
+  r.params.ttl_ms = 1000;
+  r.wait_ms = wait_ms;
+  r.caller = f.caller();
+  r.caller.conn = conn;
+  f.engine().acquire(std::move(r), [promise](AcquireResult res) { promise->set_value(res); });
+  return future;
+}
+
+bool ready(std::future<AcquireResult>& f) {
+  return f.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready;
+}
+
+}  // namespace
+
+TEST_CASE("waiters are served FIFO and the hand-over is atomic", "[waiters]") {
+  EngineFixture f;
+  auto recorder = std::make_shared<test::EventRecorder>();
+  f.engine().events().subscribe(recorder);
+  f.acquire("k", "holder", 1000);
+  auto first = acquire_async(f, "k", "w1", 60'000);
+  auto second = acquire_async(f, "k", "w2", 60'000);
+  CHECK(f.get("k").waiters == 2);
+  CHECK_FALSE(ready(first));
+  // A newcomer without wait does not overtake the queue.
+  CHECK(f.acquire("k", "intruder").status == AcquireStatus::held);
+
+  f.release("k", "holder");
+  auto got = first.get();
+  REQUIRE(got.status == AcquireStatus::acquired);
+  CHECK(got.lease->owner == "w1");
+  CHECK(got.lease->token == 2);
+  CHECK_FALSE(ready(second));
+  CHECK(f.get("k").lease->owner == "w1");
+
+  // On expiry too: the timer's turn ends w1 and starts w2's tenure in one write.
+  f.clock().advance(1000);
+  f.expire_due();
+  auto got2 = second.get();
+  REQUIRE(got2.status == AcquireStatus::acquired);
+  CHECK(got2.lease->token == 3);
+  // No event of another tenure sits between the end and the hand-over.
+  auto events = recorder->events();
+  for (std::size_t i = 0; i + 1 < events.size(); ++i) {
+    if (events[i].type == EventType::released || events[i].type == EventType::expired) {
+      CHECK(events[i + 1].type == EventType::acquired);
+      CHECK(events[i + 1].revision == events[i].revision + 1);
+    }
+  }
+}
+
+TEST_CASE("a waiter whose wait runs out gets held", "[waiters]") {
+  EngineFixture f;
+  f.acquire("k", "holder", 10'000);
+  auto waiter = acquire_async(f, "k", "w", 500);
+  f.clock().advance(499);
+  f.expire_due();
+  CHECK_FALSE(ready(waiter));
+  f.clock().advance(1);
+  f.expire_due();
+  auto r = waiter.get();
+  CHECK(r.status == AcquireStatus::held);
+  CHECK(r.lease->owner == "holder");
+  CHECK(f.get("k").waiters == 0);
+}
+
+TEST_CASE("a waiter that disconnects leaves the queue", "[waiters]") {
+  EngineFixture f;
+  f.acquire("k", "holder", 10'000);
+  auto gone = acquire_async(f, "k", "gone", 60'000, 42);
+  auto stays = acquire_async(f, "k", "stays", 60'000, 43);
+  CHECK(f.get("k").waiters == 2);
+  f.engine().disconnect(42, {"k"});
+  CHECK(f.get("k").waiters == 1);
+  f.release("k", "holder");
+  CHECK(stays.get().lease->owner == "stays");
+}
+
+TEST_CASE("lock-delay blocks re-acquire after expiry but not after release", "[waiters]") {
+  EngineFixture f;
+  SECTION("after expiry") {
+    f.acquire("k", "a", 1000, 0, 5000);
+    f.clock().advance(1000);
+    auto r = f.acquire("k", "b");
+    CHECK(r.status == AcquireStatus::lock_delay);
+    CHECK(r.retry_after_ms == 5000);
+    CHECK(r.last_token == 1);
+    f.clock().advance(4999);
+    CHECK(f.acquire("k", "b").status == AcquireStatus::lock_delay);
+    f.clock().advance(1);
+    CHECK(f.acquire("k", "b").status == AcquireStatus::acquired);
+  }
+  SECTION("after revoke") {
+    f.acquire("k", "a", 1000, 0, 5000);
+    f.revoke("k");
+    CHECK(f.acquire("k", "b").status == AcquireStatus::lock_delay);
+  }
+  SECTION("after release") {
+    f.acquire("k", "a", 1000, 0, 5000);
+    f.release("k", "a");
+    CHECK(f.acquire("k", "b").status == AcquireStatus::acquired);
+  }
+  SECTION("waiters wait it out") {
+    f.acquire("k", "a", 1000, 0, 5000);
+    auto waiter = acquire_async(f, "k", "w", 60'000);
+    f.clock().advance(1000);
+    f.expire_due();
+    CHECK_FALSE(ready(waiter));
+    f.clock().advance(5000);
+    f.expire_due();
+    auto r = waiter.get();
+    CHECK(r.status == AcquireStatus::acquired);
+    CHECK(r.lease->token == 2);
+  }
+}
+
+TEST_CASE("a connection-bound lease is released when its connection closes", "[waiters]") {
+  EngineFixture f;
+  AcquireRequest r;
+  r.key = "k";
+  r.params.owner = "a";
+  r.params.release_on_disconnect = true;
+  r.caller = f.caller();
+  r.caller.conn = 9;
+  REQUIRE(test::call(f.engine(), &Engine::acquire, r).status == AcquireStatus::acquired);
+  f.engine().disconnect(9, {"k"});
+  CHECK_FALSE(f.get("k").lease);
+  CHECK(f.history("k").tenures.at(0).end == EndReason::released);
+}
+
+TEST_CASE("the acquiring connection is told when its lease is lost", "[waiters]") {
+  struct Listener : ConnectionListener {
+    std::promise<Event> lost;
+    void on_lost(const Event& e) override { lost.set_value(e); }
+  };
+  EngineFixture f;
+  auto listener = std::make_shared<Listener>();
+  auto lost = listener->lost.get_future();
+  ConnId conn = f.engine().connect(listener);
+  AcquireRequest r;
+  r.key = "k";
+  r.params.owner = "a";
+  r.params.ttl_ms = 100;
+  r.caller = f.caller();
+  r.caller.conn = conn;
+  test::call(f.engine(), &Engine::acquire, r);
+  f.clock().advance(100);
+  f.expire_due();
+  REQUIRE(lost.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  Event e = lost.get();
+  CHECK(e.type == EventType::expired);
+  CHECK(e.token == 1);
+  CHECK(e.revision == 2);
+}

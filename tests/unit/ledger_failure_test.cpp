@@ -1,0 +1,118 @@
+// A failing disk: the engine refuses writes (`unavailable`) and acknowledges nothing unwritten.
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+
+#include "tests/unit/engine_fixture.hpp"
+
+using namespace tenure;
+using tenure::test::EngineFixture;
+
+namespace {
+
+std::atomic<bool> disk_full{false};
+
+class FullDiskFile : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  using FSWritableFileOwnerWrapper::FSWritableFileOwnerWrapper;
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           rocksdb::IODebugContext* dbg) override {
+    if (disk_full) return rocksdb::IOStatus::NoSpace("test: disk full");
+    return FSWritableFileOwnerWrapper::Append(data, options, dbg);
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           const rocksdb::DataVerificationInfo& info,
+                           rocksdb::IODebugContext* dbg) override {
+    if (disk_full) return rocksdb::IOStatus::NoSpace("test: disk full");
+    return FSWritableFileOwnerWrapper::Append(data, options, info, dbg);
+  }
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    if (disk_full) return rocksdb::IOStatus::NoSpace("test: disk full");
+    return FSWritableFileOwnerWrapper::Sync(options, dbg);
+  }
+};
+
+class FullDiskFileSystem : public rocksdb::FileSystemWrapper {
+ public:
+  using FileSystemWrapper::FileSystemWrapper;
+  const char* Name() const override { return "FullDiskFileSystem"; }
+  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* result,
+                                    rocksdb::IODebugContext* dbg) override {
+    std::unique_ptr<rocksdb::FSWritableFile> file;
+    auto s = FileSystemWrapper::NewWritableFile(name, options, &file, dbg);
+    if (s.ok()) *result = std::make_unique<FullDiskFile>(std::move(file));
+    return s;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a RocksDB write failure becomes unavailable with nothing acknowledged", "[failure]") {
+  auto fs = std::make_shared<FullDiskFileSystem>(rocksdb::FileSystem::Default());
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
+  EngineConfig config;
+  config.ledger_env = env.get();
+  disk_full = false;
+  {
+    EngineFixture f(config);
+    auto held = f.acquire("kept", "a", 60'000);
+    REQUIRE(held.status == AcquireStatus::acquired);
+    Revision durable = f.engine().revision();
+
+    disk_full = true;
+    auto refused = f.acquire("lost", "a", 60'000);
+    REQUIRE(refused.error);
+    CHECK(refused.error->code == errc::unavailable);
+    CHECK(refused.error->message.find("disk full") != std::string::npos);
+    CHECK_FALSE(f.engine().healthy());
+    // Sticky: later writes are refused too, reads still answer.
+    CHECK(f.release("kept", "a").error->code == errc::unavailable);
+    CHECK(f.acquire("other", "b").error->code == errc::unavailable);
+    CHECK(f.get("kept").lease);
+    CHECK(f.engine().revision() == durable);
+
+    disk_full = false;
+    f.close();
+    f.open();
+    CHECK(f.engine().healthy());
+    CHECK(f.engine().revision() == durable);
+    CHECK(f.get("kept").lease);
+    CHECK_FALSE(f.get("lost").lease);
+    CHECK(f.get("lost").last_token == 0);
+  }
+  disk_full = false;
+}
+
+TEST_CASE("an undecodable row frees its key with a token above any it had", "[failure]") {
+  EngineFixture f;
+  f.acquire("bad", "a");
+  f.release("bad", "a");
+  f.acquire("other", "a");
+  f.close();
+  // Overwrite the row with garbage through RocksDB itself, behind the engine's back.
+  {
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Options o;
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {{rocksdb::kDefaultColumnFamilyName, {}},
+                                                        {"leases", {}},
+                                                        {"tenures", {}},
+                                                        {"events", {}},
+                                                        {"meta", {}}};
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    REQUIRE(rocksdb::DB::Open(o, f.data_dir(), cfs, &handles, &raw).ok());
+    REQUIRE(raw->Put(rocksdb::WriteOptions(), handles[1], "bad", "\x01\xff\xff").ok());
+    for (auto* h : handles) REQUIRE(raw->DestroyColumnFamilyHandle(h).ok());
+    delete raw;
+  }
+  f.open();
+  auto g = f.get("bad");
+  CHECK_FALSE(g.lease);
+  CHECK(g.last_token >= 1);
+  auto r = f.acquire("bad", "b");
+  REQUIRE(r.status == AcquireStatus::acquired);
+  CHECK(r.lease->token > 1);
+}

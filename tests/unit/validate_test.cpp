@@ -1,0 +1,43 @@
+#include "core/validate.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "core/clock.hpp"
+#include "core/json_writer.hpp"
+
+using namespace tenure;
+
+TEST_CASE("keys are 1..512 bytes of UTF-8 without control characters", "[core]") {
+  CHECK_FALSE(validate_key("github.com/rysweet/amplihack-rs/pr/1051"));
+  CHECK_FALSE(validate_key("clé/ключ/鍵/🔑"));
+  CHECK_FALSE(validate_key(std::string(512, 'k')));
+  CHECK(validate_key(""));
+  CHECK(validate_key(std::string(513, 'k')));
+  CHECK(validate_key("a\nb"));
+  CHECK(validate_key(std::string("a\0b", 3)));
+  CHECK(validate_key("a\x7f"));
+  CHECK(validate_key("\xff\xfe"));
+  CHECK(validate_key("\xc0\xaf"));  // overlong
+}
+
+TEST_CASE("owners are 1..128 bytes of printable ASCII", "[core]") {
+  CHECK_FALSE(validate_owner("2f1c7f3e-55a4-4a8e-9c39-5d1e0f6a7b21"));
+  CHECK(validate_owner(""));
+  CHECK(validate_owner(std::string(129, 'o')));
+  CHECK(validate_owner("tab\there"));
+  CHECK(validate_owner("é"));
+}
+
+TEST_CASE("times are RFC 3339 UTC with milliseconds", "[core]") {
+  CHECK(format_time(0) == "1970-01-01T00:00:00.000Z");
+  CHECK(format_time(1'796'010'933'123) == "2026-11-30T03:55:33.123Z");
+  CHECK(format_time(-1) == "1969-12-31T23:59:59.999Z");
+}
+
+TEST_CASE("the JSON writer escapes strings and separates members", "[core]") {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object().field("a", "x\"y\\\n\x01").field("n", std::int64_t{-3}).null_field("z");
+  w.key("arr").begin_array().value(true).value(std::uint64_t{7}).end_array().end_object();
+  CHECK(out == R"({"a":"x\"y\\\n\u0001","n":-3,"z":null,"arr":[true,7]})");
+}
