@@ -11,7 +11,7 @@
 namespace tenure {
 
 KeyActor::KeyActor(EngineCore& core, std::string key)
-    : core_(core), key_(std::move(key)), strand_(boost::asio::make_strand(core.io)) {}
+    : core_(core), key_(std::move(key)), strand_(core.registry.strand_for(key_)) {}
 
 template <typename Fn>
 void KeyActor::post(bool counted, Fn&& fn) {
@@ -150,7 +150,7 @@ void KeyActor::account(const Change& change) {
     switch (e.type) {
       case EventType::acquired:
         core_.counters.live_leases.fetch_add(1);
-        core_.owners.add(e.owner, key_);
+        core_.owners.add(e.owner, this);
         break;
       case EventType::expired:
         core_.counters.expired.fetch_add(1);
@@ -158,7 +158,7 @@ void KeyActor::account(const Change& change) {
       case EventType::released:
       case EventType::revoked:
         core_.counters.live_leases.fetch_sub(1);
-        core_.owners.remove(e.owner, key_);
+        core_.owners.remove(e.owner, this);
         break;
       case EventType::renewed:
         break;
@@ -213,9 +213,8 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, std::vector<Event>& even
 }
 
 void KeyActor::flush_ready(const std::vector<Event>* events, std::uint64_t committed, bool ok) {
-  while (!pending_.empty() && pending_.front().seq <= committed_seq_) {
-    PendingReply r = std::move(pending_.front());
-    pending_.pop_front();
+  while (pending_head_ < pending_.size() && pending_[pending_head_].seq <= committed_seq_) {
+    PendingReply r = std::move(pending_[pending_head_++]);
     bool this_write = events != nullptr && r.seq == committed;
     Revision rev = core_.ledger->revision();
     if (this_write && r.event_index >= 0 &&
@@ -223,6 +222,10 @@ void KeyActor::flush_ready(const std::vector<Event>* events, std::uint64_t commi
       rev = (*events)[r.event_index].revision;
     }
     r.send(this_write ? ok : true, rev);
+  }
+  if (pending_head_ == pending_.size()) {
+    std::vector<PendingReply>().swap(pending_);
+    pending_head_ = 0;
   }
 }
 
@@ -415,7 +418,7 @@ void KeyActor::post_recover(storage::LoadedState loaded) {
     step.change.state_dirty = loaded.corrupt;
     if (state_.lease) {
       core_.counters.live_leases.fetch_add(1);
-      core_.owners.add(state_.lease->owner, key_);
+      core_.owners.add(state_.lease->owner, this);
     }
     Millis now = core_.clock.now();
     if (state_.lease && state_.lease->release_on_disconnect && state_.lease->live_at(now)) {

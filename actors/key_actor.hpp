@@ -5,8 +5,8 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
-#include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,12 +82,15 @@ class KeyActor : public std::enable_shared_from_this<KeyActor> {
 
   EngineCore& core_;
   const std::string key_;
-  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_;  // shared, see Registry
   KeyState state_;
   bool loaded_ = false;
   bool retired_ = false;
-  std::deque<Waiter> waiters_;
-  std::deque<PendingReply> pending_;
+  std::list<Waiter> waiters_;  // a list: costs nothing while empty, unlike a deque
+  // Replies in request order; pending_head_ is the first unsent one. A vector with a head
+  // index, released when drained, so an idle actor holds no queue memory.
+  std::vector<PendingReply> pending_;
+  std::size_t pending_head_ = 0;
   std::uint64_t write_seq_ = 0;      // last write submitted
   std::uint64_t committed_seq_ = 0;  // last write the ledger answered
   Millis wake_at_ = 0;               // the earliest wake-up scheduled, 0: none

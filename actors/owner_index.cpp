@@ -1,28 +1,33 @@
 #include "actors/owner_index.hpp"
 
+#include "actors/key_actor.hpp"
+
 namespace tenure {
 
-void OwnerIndex::add(const std::string& owner, const std::string& key) {
+void OwnerIndex::add(const std::string& owner, const KeyActor* actor) {
   Shard& s = shard(owner);
   std::lock_guard lock(s.mutex);
-  s.keys[owner].insert(key);
+  s.actors[owner].insert(actor);
 }
 
-void OwnerIndex::remove(const std::string& owner, const std::string& key) {
+void OwnerIndex::remove(const std::string& owner, const KeyActor* actor) {
   Shard& s = shard(owner);
   std::lock_guard lock(s.mutex);
-  auto it = s.keys.find(owner);
-  if (it == s.keys.end()) return;
-  it->second.erase(key);
-  if (it->second.empty()) s.keys.erase(it);
+  auto it = s.actors.find(owner);
+  if (it == s.actors.end()) return;
+  it->second.erase(actor);
+  if (it->second.empty()) s.actors.erase(it);
 }
 
 std::vector<std::string> OwnerIndex::keys_of(const std::string& owner) const {
   Shard& s = shard(owner);
   std::lock_guard lock(s.mutex);
-  auto it = s.keys.find(owner);
-  if (it == s.keys.end()) return {};
-  return {it->second.begin(), it->second.end()};
+  auto it = s.actors.find(owner);
+  if (it == s.actors.end()) return {};
+  std::vector<std::string> keys;
+  keys.reserve(it->second.size());
+  for (const KeyActor* actor : it->second) keys.push_back(actor->key());
+  return keys;
 }
 
 }  // namespace tenure

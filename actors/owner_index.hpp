@@ -1,6 +1,8 @@
 #pragma once
 // Which keys each owner holds, so that one keepalive renews them all. Approximate by design:
-// every key found here is renewed through its actor, which checks the real holder.
+// every key found here is renewed through its actor, which checks the real holder. Entries point
+// at actors, not copies of keys (a live lease keeps its actor resident, and the actor removes
+// itself here before it can retire), which keeps the index at a pointer per lease.
 #include <array>
 #include <mutex>
 #include <string>
@@ -10,17 +12,19 @@
 
 namespace tenure {
 
+class KeyActor;
+
 class OwnerIndex {
  public:
-  void add(const std::string& owner, const std::string& key);
-  void remove(const std::string& owner, const std::string& key);
+  void add(const std::string& owner, const KeyActor* actor);
+  void remove(const std::string& owner, const KeyActor* actor);
   std::vector<std::string> keys_of(const std::string& owner) const;
 
  private:
   static constexpr std::size_t kShards = 16;
   struct Shard {
     mutable std::mutex mutex;
-    std::unordered_map<std::string, std::unordered_set<std::string>> keys;
+    std::unordered_map<std::string, std::unordered_set<const KeyActor*>> actors;
   };
   Shard& shard(const std::string& owner) const {
     return shards_[std::hash<std::string>{}(owner) % kShards];

@@ -11,6 +11,7 @@ namespace {
 // Deadlines handed to actors per turn of a shard's timer; the rest follow in a new turn so an
 // expiry storm cannot starve requests (§4).
 constexpr std::size_t kWakeBatch = 1024;
+constexpr std::size_t kStrands = 4096;
 
 }  // namespace
 
@@ -19,6 +20,13 @@ Registry::Registry(EngineCore& core, std::size_t shards) : core_(core) {
   for (std::size_t i = 0; i < std::max<std::size_t>(shards, 1); ++i) {
     shards_.push_back(std::make_unique<Shard>(core.io));
   }
+  strands_.reserve(kStrands);
+  for (std::size_t i = 0; i < kStrands; ++i) strands_.push_back(boost::asio::make_strand(core.io));
+}
+
+const Registry::Strand& Registry::strand_for(std::string_view key) const {
+  // A different mix than the shards' so that one shard's keys spread over all strands.
+  return strands_[(std::hash<std::string_view>{}(key) >> 16) % strands_.size()];
 }
 
 Registry::~Registry() { cancel_timers(); }

@@ -2,6 +2,7 @@
 // Keys to resident actors, in shards with a lock each (no global lock on the lease path), and a
 // deadline queue per shard whose one steady_timer posts wake-ups to the actors' strands.
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <memory>
 #include <mutex>
 #include <queue>
@@ -35,6 +36,11 @@ class Registry {
   void fire_due();
   void cancel_timers();
 
+  // Actors share a fixed pool of strands (by key hash): a key still runs on exactly one strand,
+  // but a resident key does not pay for a strand of its own.
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+  const Strand& strand_for(std::string_view key) const;
+
   std::size_t resident() const;
   std::vector<std::shared_ptr<KeyActor>> snapshot() const;
 
@@ -61,6 +67,7 @@ class Registry {
 
   EngineCore& core_;
   std::vector<std::unique_ptr<Shard>> shards_;
+  std::vector<Strand> strands_;
 };
 
 }  // namespace tenure

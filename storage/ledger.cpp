@@ -41,7 +41,11 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, std::string& 
   db_options.max_total_wal_size = 256ull << 20;
   if (options.env != nullptr) db_options.env = options.env;
 
+  // Memtables are capped in total so that the daemon's memory is the leases', not RocksDB's.
+  db_options.db_write_buffer_size = 64ull << 20;
+
   rocksdb::ColumnFamilyOptions cf_options;
+  cf_options.write_buffer_size = 16ull << 20;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
