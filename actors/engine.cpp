@@ -31,6 +31,7 @@ struct Engine::Impl {
   std::condition_variable gate_drained;
   std::uint64_t in_flight = 0;
   bool stopped = false;
+  std::atomic<std::uint64_t> next_watch_id{1};
 
   // Counts the request and lets it in unless the engine is stopping (then answers it).
   template <typename Result>
@@ -286,6 +287,17 @@ void Engine::disconnect(ConnId conn, std::vector<std::string> keys) {
     if (auto actor = core.registry.find_ref(key)) actor->post_disconnect(conn);
   }
 }
+
+std::shared_ptr<Watch> Engine::watch(WatchFilter filter, std::optional<Revision> from,
+                                     std::weak_ptr<WatchSink> sink, Revision& current) {
+  EngineCore& core = impl_->core;
+  auto watch = std::make_shared<Watch>(impl_->next_watch_id.fetch_add(1), std::move(filter),
+                                       std::move(sink));
+  current = watch->start(core.bus, *core.ledger, core.io, from);
+  return watch;
+}
+
+void Engine::unwatch(const std::shared_ptr<Watch>& watch) { watch->cancel(impl_->core.bus); }
 
 void Engine::fire_due_timers() { impl_->core.registry.fire_due(); }
 

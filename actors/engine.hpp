@@ -11,6 +11,7 @@
 
 #include "actors/event_bus.hpp"
 #include "actors/requests.hpp"
+#include "actors/watch.hpp"
 #include "core/clock.hpp"
 #include "storage/group_writer.hpp"
 
@@ -84,6 +85,12 @@ class Engine {
   // release_on_disconnect leases and drops its waiters on `keys`.
   ConnId connect(std::weak_ptr<ConnectionListener> listener);
   void disconnect(ConnId conn, std::vector<std::string> keys);
+
+  // Starts a watch (§3): events matching `filter` go to `sink`, replayed from `from` first when
+  // given. `current` is set to the server's revision for the `watching` reply.
+  std::shared_ptr<Watch> watch(WatchFilter filter, std::optional<Revision> from,
+                               std::weak_ptr<WatchSink> sink, Revision& current);
+  void unwatch(const std::shared_ptr<Watch>& watch);
 
   // Fires every timer that is due by the clock now (the timers do this by themselves; tests on
   // a MockClock call it after advancing the clock).

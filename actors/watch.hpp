@@ -1,0 +1,65 @@
+#pragma once
+// A watch: committed events for a key or a key prefix, optionally replayed from a past revision
+// out of the ledger's event log first, then live, with no gap and no duplicate at the seam (§3
+// watch, §5). The sink is the transport's; it must only queue and return.
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/event_bus.hpp"
+
+namespace tenure {
+
+namespace storage {
+class Ledger;
+}
+
+struct WatchFilter {
+  std::string prefix;              // byte prefix; empty: every key
+  std::optional<std::string> key;  // exact key instead of a prefix
+  bool matches(const Event& event) const;
+};
+
+class WatchSink {
+ public:
+  virtual ~WatchSink() = default;
+  // Matching events, in strictly increasing revision order. Called from the ledger's writer
+  // thread or an io thread, never concurrently for one watch.
+  virtual void on_watch_events(std::uint64_t watch_id, const std::vector<Event>& events) = 0;
+  // The watch asked for revisions the ledger no longer keeps; it is cancelled.
+  virtual void on_watch_compacted(std::uint64_t watch_id, Revision oldest) = 0;
+};
+
+class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch> {
+ public:
+  Watch(std::uint64_t id, WatchFilter filter, std::weak_ptr<WatchSink> sink);
+
+  std::uint64_t id() const { return id_; }
+  // Subscribes to `bus` and, with `from`, replays the ledger from it on `io`. Returns the
+  // server's current revision, for the `watching` reply.
+  Revision start(EventBus& bus, const storage::Ledger& ledger, boost::asio::io_context& io,
+                 std::optional<Revision> from);
+  // No more events after this returns (save ones already handed to the sink).
+  void cancel(EventBus& bus);
+
+  void on_events(const std::vector<Event>& events) override;
+
+ private:
+  void replay(const storage::Ledger& ledger, boost::asio::io_context& io, Revision next);
+  void deliver(const std::vector<Event>& events);  // REQUIRES: mutex_ held
+
+  const std::uint64_t id_;
+  const WatchFilter filter_;
+  const std::weak_ptr<WatchSink> sink_;
+  std::mutex mutex_;
+  bool replaying_ = false;
+  bool cancelled_ = false;
+  Revision delivered_ = 0;       // the last revision handed to the sink
+  std::vector<Event> buffered_;  // live events that arrived during the replay
+};
+
+}  // namespace tenure

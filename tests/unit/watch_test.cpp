@@ -1,0 +1,124 @@
+// Watches: filtering, replay from the ledger, the seam with live events, compaction.
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+
+#include "tests/unit/engine_fixture.hpp"
+
+using namespace tenure;
+using tenure::test::EngineFixture;
+
+namespace {
+
+class Collector : public WatchSink {
+ public:
+  void on_watch_events(std::uint64_t, const std::vector<Event>& events) override {
+    std::lock_guard lock(mutex_);
+    events_.insert(events_.end(), events.begin(), events.end());
+    cv_.notify_all();
+  }
+  void on_watch_compacted(std::uint64_t, Revision oldest) override {
+    std::lock_guard lock(mutex_);
+    compacted_ = oldest;
+    cv_.notify_all();
+  }
+  std::vector<Event> wait_for(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return events_.size() >= n; });
+    return events_;
+  }
+  std::optional<Revision> compacted() {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return compacted_.has_value(); });
+    return compacted_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<Event> events_;
+  std::optional<Revision> compacted_;
+};
+
+}  // namespace
+
+TEST_CASE("a prefix watch sees every event type in revision order", "[watch]") {
+  EngineFixture f;
+  auto sink = std::make_shared<Collector>();
+  Revision current = 0;
+  auto w = f.engine().watch(WatchFilter{"pr/", std::nullopt}, std::nullopt, sink, current);
+  CHECK(current == 0);
+  f.acquire("pr/1", "a", 100);
+  f.acquire("other", "a", 100);  // filtered out
+  f.renew("pr/1", "a");
+  f.release("pr/1", "a");
+  f.acquire("pr/2", "a", 100);
+  f.revoke("pr/2");
+  f.acquire("pr/3", "a", 100);
+  f.clock().advance(100);
+  f.expire_due();
+  auto events = sink->wait_for(6);
+  REQUIRE(events.size() == 6);
+  std::vector<EventType> types;
+  for (auto& e : events) types.push_back(e.type);
+  CHECK(types == std::vector<EventType>{EventType::acquired, EventType::renewed,
+                                        EventType::released, EventType::acquired,
+                                        EventType::revoked, EventType::acquired});
+  auto expired = sink->wait_for(7);
+  REQUIRE(expired.size() == 7);
+  CHECK(expired[6].type == EventType::expired);
+  for (std::size_t i = 1; i < expired.size(); ++i) {
+    CHECK(expired[i].revision > expired[i - 1].revision);
+  }
+  f.engine().unwatch(w);
+}
+
+TEST_CASE("a key watch sees only that key", "[watch]") {
+  EngineFixture f;
+  auto sink = std::make_shared<Collector>();
+  Revision current = 0;
+  f.engine().watch(WatchFilter{"", std::string("a")}, std::nullopt, sink, current);
+  f.acquire("ab", "o");
+  f.acquire("a", "o");
+  auto events = sink->wait_for(1);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].key == "a");
+}
+
+TEST_CASE("resuming from a revision under concurrent writes has no gap and no duplicate",
+          "[watch]") {
+  EngineConfig config;
+  config.sync = false;
+  EngineFixture f(config);
+  for (int i = 0; i < 3000; ++i) f.acquire("r/" + std::to_string(i), "o");
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = 0; !stop; ++i) f.acquire("w/" + std::to_string(i), "o");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto sink = std::make_shared<Collector>();
+  Revision current = 0;
+  f.engine().watch(WatchFilter{}, Revision{5}, sink, current);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  stop = true;
+  writer.join();
+  Revision last = f.engine().revision();
+  auto events = sink->wait_for(last - 4);
+  REQUIRE(events.size() == last - 4);
+  for (std::size_t i = 0; i < events.size(); ++i) CHECK(events[i].revision == 5 + i);
+}
+
+TEST_CASE("a watch from a revision the ledger no longer keeps is compacted", "[watch]") {
+  EngineConfig config;
+  config.events_keep = 10;
+  config.sync = false;
+  EngineFixture f(config);
+  for (int i = 0; i < 5000; ++i) f.acquire("c/" + std::to_string(i), "o");
+  REQUIRE(f.engine().oldest_revision() > 1);
+  auto sink = std::make_shared<Collector>();
+  Revision current = 0;
+  f.engine().watch(WatchFilter{}, Revision{1}, sink, current);
+  auto oldest = sink->compacted();
+  REQUIRE(oldest);
+  CHECK(*oldest == f.engine().oldest_revision());
+}
