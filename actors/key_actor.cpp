@@ -187,6 +187,7 @@ void KeyActor::finish(Step& step) {
   std::uint64_t seq = write_seq_;
   if (!change.empty()) {
     seq = ++write_seq_;
+    if (!change.tenures.empty()) inflight_tenures_.push_back({seq, change.tenures});
     storage::WriteOp op{key_, change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
                         std::move(change.tenures), std::move(change.events)};
     core_.ledger->writer().submit(
@@ -207,6 +208,7 @@ void KeyActor::finish(Step& step) {
 
 void KeyActor::on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events) {
   committed_seq_ = seq;
+  std::erase_if(inflight_tenures_, [&](const InflightTenures& t) { return t.seq <= seq; });
   // Memory may be ahead of disk after a failed write: read the key back before its next turn.
   if (!ok) loaded_ = false;
   flush_ready(&events, seq, ok);
@@ -374,17 +376,15 @@ void KeyActor::post_history(HistoryRequest request, Reply<HistoryResult> reply) 
     if (!load_or_fail(reply)) return;
     Step step;
     settle(request.caller.received_at, step);
-    // Read when its turn comes, so that it sees every earlier change to this key.
-    step.replies.push_back(PendingReply{
-        0, -1, [this, request = std::move(request), reply = std::move(reply)](bool ok, Revision) {
-          if (!ok) {
-            HistoryResult failed;
-            failed.error = ledger_unavailable(*core_.ledger);
-            reply(std::move(failed));
-            return;
-          }
-          reply(read_history(*core_.ledger, request));
-        }});
+    // As of this turn: the ledger, with this key's uncommitted tenure records laid over it.
+    std::vector<TenureRecord> newer;
+    for (const InflightTenures& t : inflight_tenures_) {
+      newer.insert(newer.end(), t.records.begin(), t.records.end());
+    }
+    for (const TenureRecord& t : step.change.tenures) newer.push_back(t);
+    HistoryResult result = read_history(*core_.ledger, request);
+    overlay_history(result, newer, request);
+    reply_now(step, std::move(reply), std::move(result));
     finish(step);
   });
 }

@@ -91,6 +91,12 @@ class KeyActor : public std::enable_shared_from_this<KeyActor> {
   // index, released when drained, so an idle actor holds no queue memory.
   std::vector<PendingReply> pending_;
   std::size_t pending_head_ = 0;
+  // Tenure records of writes not yet committed, so history can answer as of its turn.
+  struct InflightTenures {
+    std::uint64_t seq;
+    std::vector<TenureRecord> records;
+  };
+  std::vector<InflightTenures> inflight_tenures_;
   std::uint64_t write_seq_ = 0;      // last write submitted
   std::uint64_t committed_seq_ = 0;  // last write the ledger answered
   Millis wake_at_ = 0;               // the earliest wake-up scheduled, 0: none

@@ -1,5 +1,7 @@
 #include "actors/reads.hpp"
 
+#include <map>
+
 namespace tenure {
 
 HistoryResult read_history(const storage::Ledger& ledger, const HistoryRequest& request) {
@@ -8,6 +10,24 @@ HistoryResult read_history(const storage::Ledger& ledger, const HistoryRequest& 
   result.tenures = ledger.history(request.key, request.before_token, request.limit, more);
   if (more && !result.tenures.empty()) result.next = result.tenures.back().token;
   return result;
+}
+
+void overlay_history(HistoryResult& result, const std::vector<TenureRecord>& newer,
+                     const HistoryRequest& request) {
+  if (newer.empty()) return;
+  std::map<Token, TenureRecord, std::greater<>> merged;
+  for (TenureRecord& t : result.tenures) merged[t.token] = std::move(t);
+  for (const TenureRecord& t : newer) {
+    if (request.before_token == 0 || t.token < request.before_token) merged[t.token] = t;
+  }
+  bool more = result.next.has_value() || merged.size() > request.limit;
+  result.tenures.clear();
+  for (auto& [token, record] : merged) {
+    if (result.tenures.size() == request.limit) break;
+    result.tenures.push_back(std::move(record));
+  }
+  result.next.reset();
+  if (more && !result.tenures.empty()) result.next = result.tenures.back().token;
 }
 
 ListResult read_list(const storage::Ledger& ledger, const ListRequest& request, Millis now) {

@@ -7,6 +7,9 @@
 namespace tenure {
 
 HistoryResult read_history(const storage::Ledger& ledger, const HistoryRequest& request);
+// Lays `newer` records (later versions of the same tokens, or new tokens) over a history page.
+void overlay_history(HistoryResult& result, const std::vector<TenureRecord>& newer,
+                     const HistoryRequest& request);
 ListResult read_list(const storage::Ledger& ledger, const ListRequest& request, Millis now);
 Error ledger_unavailable(const storage::Ledger& ledger);
 

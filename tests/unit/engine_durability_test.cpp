@@ -111,3 +111,35 @@ TEST_CASE("history older than the age limit is compacted at start-up", "[durabil
   CHECK(h.tenures[0].token == 2);
   CHECK(f.get("k").last_token == 2);
 }
+
+TEST_CASE("history answers as of its place among pipelined requests", "[durability]") {
+  EngineFixture f;
+  f.acquire("k", "a");
+  // Pipelined: history, then release, without waiting; history must not see the release.
+  std::promise<HistoryResult> history;
+  std::promise<HolderResult> released;
+  f.engine().history(HistoryRequest{"k", 10, 0, f.caller()},
+                     [&](HistoryResult r) { history.set_value(std::move(r)); });
+  f.engine().release(ReleaseRequest{"k", HolderParams{"a", std::nullopt, 0, false}, f.caller()},
+                     [&](HolderResult r) { released.set_value(std::move(r)); });
+  auto h = history.get_future().get();
+  REQUIRE(h.tenures.size() == 1);
+  CHECK_FALSE(h.tenures[0].end);
+  CHECK(released.get_future().get().status == HolderStatus::ok);
+  // And a history right after an uncommitted start sees the new tenure.
+  std::promise<AcquireResult> acquired;
+  std::promise<HistoryResult> after;
+  AcquireRequest r;
+  r.key = "k";
+  r.params.owner = "b";
+  r.caller = f.caller();
+  f.engine().acquire(r, [&](AcquireResult res) { acquired.set_value(std::move(res)); });
+  f.engine().history(HistoryRequest{"k", 1, 0, f.caller()},
+                     [&](HistoryResult res) { after.set_value(std::move(res)); });
+  auto a = after.get_future().get();
+  REQUIRE(a.tenures.size() == 1);
+  CHECK(a.tenures[0].token == 2);
+  REQUIRE(a.next);
+  CHECK(*a.next == 2);
+  CHECK(acquired.get_future().get().lease->token == 2);
+}
