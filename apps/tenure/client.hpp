@@ -1,0 +1,61 @@
+#pragma once
+// A connection to tenured's Unix socket: NDJSON both ways, requests numbered, replies matched to
+// requests by id (contract §2, §3).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "apps/tenure/message.hpp"
+#include "core/clock.hpp"
+
+namespace tenure::cli {
+
+using RequestId = std::uint64_t;
+
+class Client {
+ public:
+  // Connects at once; throws CliError naming the path and the cause. `reply_timeout` bounds each
+  // wait for a reply.
+  Client(std::string socket_path, Millis reply_timeout);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends the request line build(id) for a fresh id and returns that id, without waiting.
+  template <typename Build>
+  RequestId send(Build&& build) {
+    RequestId id = ++last_id_;
+    write_line(build(id));
+    return id;
+  }
+
+  // Sends a request and returns its reply.
+  template <typename Build>
+  Message call(Build&& build) {
+    return await_reply(send(build));
+  }
+
+  // Waits for the reply to request `id`, skipping other lines (events, replies to other
+  // requests). Throws CliError when none comes within the reply timeout.
+  Message await_reply(RequestId id);
+
+  // The next line from the server within timeout_ms (negative: no limit), or empty on timeout.
+  // Throws ConnectionClosed when the connection ends.
+  std::optional<Message> receive(int timeout_ms);
+
+  // For callers that poll() the socket alongside other descriptors.
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void write_line(std::string line);
+  std::optional<std::string> take_line();
+
+  std::string path_;
+  Millis reply_timeout_;
+  int fd_ = -1;
+  RequestId last_id_ = 0;
+  std::string inbox_;  // bytes read but not yet taken as lines
+};
+
+}  // namespace tenure::cli

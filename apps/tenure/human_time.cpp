@@ -1,0 +1,69 @@
+#include "apps/tenure/human_time.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include "apps/tenure/duration.hpp"
+
+namespace tenure::cli {
+namespace {
+
+std::tm local_tm(Millis t) {
+  std::time_t secs = static_cast<std::time_t>(t / 1000);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  return tm;
+}
+
+}  // namespace
+
+std::optional<Millis> parse_time(std::string_view text) {
+  std::string s(text);  // sscanf needs a terminated string
+  std::tm tm{};
+  int consumed = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
+    return std::nullopt;
+  }
+  std::string_view rest = text.substr(static_cast<std::size_t>(consumed));
+  Millis ms = 0;
+  if (rest.size() == 5 && rest[0] == '.') {
+    for (char c : rest.substr(1, 3)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      ms = ms * 10 + (c - '0');
+    }
+    rest.remove_prefix(4);
+  }
+  if (rest != "Z") return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<Millis>(timegm(&tm)) * 1000 + ms;
+}
+
+Millis wall_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string local_time(Millis t, Millis now) {
+  std::tm tm = local_tm(t);
+  std::tm today = local_tm(now);
+  bool same_day = tm.tm_year == today.tm_year && tm.tm_yday == today.tm_yday;
+  char buf[32];
+  std::strftime(buf, sizeof buf, same_day ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string relative_time(Millis t, Millis now) {
+  return t >= now ? "in " + format_duration(t - now) : format_duration(now - t) + " ago";
+}
+
+std::string describe_expiry(std::optional<Millis> expires_at, Millis now) {
+  if (!expires_at) return "open-ended";
+  std::string verb = *expires_at >= now ? "expires " : "expired ";
+  return verb + relative_time(*expires_at, now) + " (" + local_time(*expires_at, now) + ")";
+}
+
+}  // namespace tenure::cli

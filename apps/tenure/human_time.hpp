@@ -1,0 +1,27 @@
+#pragma once
+// Reading the contract's timestamps and showing them in local, relative form.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/clock.hpp"
+
+namespace tenure::cli {
+
+// Parses RFC 3339 UTC with optional milliseconds, "2026-11-30T03:55:33.123Z", to Unix ms.
+std::optional<Millis> parse_time(std::string_view text);
+
+// The wall clock in Unix ms: replies carry wall-clock times, so that is what they compare with.
+Millis wall_now();
+
+// Local time: "15:04:05" when t is today, else "2026-11-30 15:04:05".
+std::string local_time(Millis t, Millis now);
+
+// "in 14m59s" or "3m ago".
+std::string relative_time(Millis t, Millis now);
+
+// "expires in 14m59s (15:04:05)", "expired 2s ago (15:04:05)", or "open-ended" when there is no
+// deadline.
+std::string describe_expiry(std::optional<Millis> expires_at, Millis now);
+
+}  // namespace tenure::cli

@@ -1,0 +1,238 @@
+// tenure: the command line for tenured. This file declares the command line and hands each
+// subcommand to its implementation; nothing else.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <iostream>
+
+#include "apps/tenure/commands.hpp"
+#include "apps/tenure/duration.hpp"
+#include "apps/tenure/failure.hpp"
+#include "apps/tenure/run_command.hpp"
+#include "apps/tenure/watch.hpp"
+#include "core/validate.hpp"
+
+namespace {
+
+using namespace tenure::cli;
+
+constexpr const char* kExitCodes = R"(
+Exit codes:
+  0  success (including releasing a lease that was not held)
+  1  error: bad arguments, tenured unreachable, an error reply
+  4  conflict: the key is held (held), or the lease is not yours (not_holder)
+  5  run: the lease was lost while the command ran; the command got SIGTERM
+     (SIGKILL after --grace)
+  run otherwise exits with the command's own status (128+N if signal N killed it).)";
+
+// Rewrites "15m" to "900000" before CLI11 stores the option, so a bad duration is reported like
+// any other bad argument.
+const CLI::Validator kDuration(
+    [](std::string& text) {
+      auto ms = parse_duration(text);
+      if (!ms) return "invalid duration '" + text + "' (use e.g. 250ms, 30s, 15m, 24h)";
+      text = std::to_string(*ms);
+      return std::string();
+    },
+    "");
+
+const CLI::Validator kKey([](std::string& key) { return tenure::validate_key(key).value_or(""); },
+                          "");
+
+CLI::Option* add_key(CLI::App* cmd, std::string& key) {
+  return cmd->add_option("key", key, "the key, e.g. github.com/org/repo/pr/1051")
+      ->required()
+      ->check(kKey)
+      ->type_name("KEY");
+}
+
+CLI::Option* add_duration(CLI::App* cmd, const std::string& name,
+                          std::optional<tenure::Millis>& target, const std::string& help) {
+  return cmd->add_option(name, target, help)->transform(kDuration)->type_name("DURATION");
+}
+
+CLI::Option* add_owner(CLI::App* cmd, OptionalText& owner, const std::string& help) {
+  return cmd->add_option("--owner", owner, help)->type_name("ID");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "tenure: take, hold and inspect leases kept by tenured, the lease coordinator.\n"
+      "Durations: 250ms, 30s, 15m, 24h, or a bare number of milliseconds.",
+      "tenure");
+  app.footer(kExitCodes);
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may also follow the subcommand
+
+  Globals g;
+  app.add_option("--socket", g.socket,
+                 "tenured's socket (default: $TENURE_SOCKET, else "
+                 "$XDG_STATE_HOME/tenure/tenured.sock, else ~/.local/state/tenure/tenured.sock)")
+      ->type_name("PATH");
+  app.add_flag("--json", g.json,
+               "print the server's reply line verbatim instead of a readable summary");
+  app.add_option("--timeout", g.timeout,
+                 "how long to wait for a reply (default 30s; an acquire's --wait is added)")
+      ->transform(kDuration)
+      ->type_name("DURATION");
+
+  std::function<int()> action;
+  auto on_parse = [&action](CLI::App* cmd, std::function<int()> run) {
+    cmd->callback([&action, run = std::move(run)] { action = run; });
+  };
+  const std::string owner_default = "(default: $TENURE_OWNER, else a new random id, printed)";
+
+  AcquireParams acquire;
+  OptionalText acquire_owner;
+  auto* acquire_cmd = app.add_subcommand("acquire", "take a lease on KEY");
+  add_key(acquire_cmd, acquire.key);
+  add_owner(acquire_cmd, acquire_owner, "who holds the lease " + owner_default);
+  auto* ttl = add_duration(acquire_cmd, "--ttl", acquire.ttl,
+                           "how long the lease lasts unless renewed (default: the server's, 15m)");
+  acquire_cmd->add_flag("--open-ended", acquire.open_ended, "the lease never expires")
+      ->excludes(ttl);
+  add_duration(acquire_cmd, "--wait", acquire.wait,
+               "if the key is held, queue for it this long (default: answer at once)");
+  add_duration(acquire_cmd, "--lock-delay", acquire.lock_delay,
+               "if this lease expires or is revoked, keep the key from others this long");
+  acquire_cmd->add_flag("--release-on-disconnect", acquire.release_on_disconnect,
+                        "end the lease when this connection closes, i.e. when tenure exits; "
+                        "useful only with --wait or in scripts holding the socket");
+  on_parse(acquire_cmd, [&] { return acquire_command(g, acquire_owner, acquire); });
+
+  std::string renew_key;
+  OptionalText renew_owner;
+  std::optional<tenure::Millis> renew_ttl;
+  std::optional<Token> renew_token;
+  auto* renew_cmd = app.add_subcommand("renew", "extend your lease on KEY");
+  add_key(renew_cmd, renew_key);
+  add_owner(renew_cmd, renew_owner, "the lease's owner (default: $TENURE_OWNER)");
+  add_duration(renew_cmd, "--ttl", renew_ttl, "new lease time from now (default: the lease's own)");
+  renew_cmd->add_option("--token", renew_token, "renew only this tenure")->type_name("T");
+  on_parse(renew_cmd,
+           [&] { return renew_command(g, renew_key, renew_owner, renew_ttl, renew_token); });
+
+  std::string release_key;
+  OptionalText release_owner;
+  std::optional<Token> release_token;
+  auto* release_cmd = app.add_subcommand("release", "give up your lease on KEY");
+  add_key(release_cmd, release_key);
+  add_owner(release_cmd, release_owner, "the lease's owner (default: $TENURE_OWNER)");
+  release_cmd->add_option("--token", release_token, "release only this tenure")->type_name("T");
+  on_parse(release_cmd,
+           [&] { return release_command(g, release_key, release_owner, release_token); });
+
+  OptionalText keepalive_owner;
+  std::optional<tenure::Millis> keepalive_ttl;
+  auto* keepalive_cmd =
+      app.add_subcommand("keepalive", "renew every lease of an owner taken by this user");
+  add_owner(keepalive_cmd, keepalive_owner, "the owner (default: $TENURE_OWNER)");
+  add_duration(keepalive_cmd, "--ttl", keepalive_ttl,
+               "new lease time from now (default: each lease's own)");
+  on_parse(keepalive_cmd, [&] { return keepalive_command(g, keepalive_owner, keepalive_ttl); });
+
+  std::string check_key;
+  Token check_token = 0;
+  OptionalText check_owner;
+  auto* check_cmd =
+      app.add_subcommand("check", "is tenure --token the live tenure of KEY? (fencing check)");
+  add_key(check_cmd, check_key);
+  check_cmd->add_option("--token", check_token, "the token to check")->required()->type_name("T");
+  add_owner(check_cmd, check_owner, "also require this owner ($TENURE_OWNER is not used here)");
+  on_parse(check_cmd, [&] { return check_command(g, check_key, check_token, check_owner); });
+
+  std::string get_key;
+  auto* get_cmd = app.add_subcommand("get", "show KEY's lease, last token and waiters");
+  add_key(get_cmd, get_key);
+  on_parse(get_cmd, [&] { return get_command(g, get_key); });
+
+  OptionalText list_prefix;
+  std::optional<std::uint64_t> list_limit;
+  auto* list_cmd = app.add_subcommand("list", "list live leases, by key");
+  list_cmd->add_option("prefix", list_prefix, "only keys starting with PREFIX")
+      ->type_name("PREFIX");
+  list_cmd->add_option("--limit", list_limit, "show at most N (default: all, page by page)")
+      ->type_name("N");
+  on_parse(list_cmd, [&] { return list_command(g, list_prefix, list_limit); });
+
+  std::string history_key;
+  std::optional<std::uint64_t> history_limit;
+  auto* history_cmd = app.add_subcommand("history", "KEY's tenures, newest first");
+  add_key(history_cmd, history_key);
+  history_cmd->add_option("--limit", history_limit, "show at most N (default: all kept)")
+      ->type_name("N");
+  on_parse(history_cmd, [&] { return history_command(g, history_key, history_limit); });
+
+  std::string revoke_key;
+  OptionalText revoke_reason;
+  auto* revoke_cmd =
+      app.add_subcommand("revoke", "end KEY's lease whoever holds it (root or tenured's user)");
+  add_key(revoke_cmd, revoke_key);
+  revoke_cmd->add_option("--reason", revoke_reason, "why, for the record")->type_name("TEXT");
+  on_parse(revoke_cmd, [&] { return revoke_command(g, revoke_key, revoke_reason); });
+
+  auto* stats_cmd = app.add_subcommand("stats", "show the daemon's counters");
+  on_parse(stats_cmd, [&] { return stats_command(g); });
+
+  auto* ping_cmd = app.add_subcommand("ping", "check that tenured answers, and how fast");
+  on_parse(ping_cmd, [&] { return ping_command(g); });
+
+  OptionalText watch_prefix;
+  OptionalText watch_key;
+  std::optional<std::uint64_t> watch_from;
+  auto* watch_cmd =
+      app.add_subcommand("watch", "print lease events as they happen, until interrupted");
+  auto* prefix = watch_cmd->add_option("prefix", watch_prefix, "only keys starting with PREFIX")
+                     ->type_name("PREFIX");
+  watch_cmd->add_option("--key", watch_key, "only this key")
+      ->check(kKey)
+      ->type_name("KEY")
+      ->excludes(prefix);
+  watch_cmd->add_option("--from", watch_from, "first replay past events from revision REV")
+      ->type_name("REV");
+  on_parse(watch_cmd, [&] { return watch_command(g, watch_prefix, watch_key, watch_from); });
+
+  RunArgs run;
+  std::optional<tenure::Millis> run_grace;
+  auto* run_cmd = app.add_subcommand("run", "hold KEY while a command runs");
+  run_cmd->footer(R"(
+Acquires KEY (released at once should tenure die), runs CMD with TENURE_KEY,
+TENURE_TOKEN and TENURE_OWNER in its environment, renews the lease every third
+of its TTL, and releases it when CMD exits. Put -- before CMD so that its
+options are not taken for tenure's:
+  tenure run deploy/prod --ttl 1m -- ./deploy.sh --fast
+
+Exit status: CMD's own (128+N if signal N killed it); 4 if KEY is held (CMD
+does not run); 5 if the lease was lost while CMD ran: CMD then got SIGTERM,
+and SIGKILL after --grace; 1 on other errors.)");
+  add_key(run_cmd, run.key);
+  run_cmd->add_option("command", run.command, "the command and its arguments")
+      ->required()
+      ->type_name("CMD");
+  add_owner(run_cmd, run.owner, "who holds the lease (default: $TENURE_OWNER, else a new id)");
+  add_duration(run_cmd, "--ttl", run.ttl,
+               "lease time, renewed as CMD runs (default: the server's)");
+  add_duration(run_cmd, "--wait", run.wait, "if the key is held, queue for it this long");
+  add_duration(run_cmd, "--grace", run_grace,
+               "after the lease is lost, time between SIGTERM and SIGKILL (default 10s)");
+  on_parse(run_cmd, [&] {
+    if (run_grace) run.grace = *run_grace;
+    return run_command(g, run);
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // CLI11's own exit codes would collide with ours (§9): every usage error is 1.
+    std::cerr << "tenure: " << e.what() << "\n(see tenure --help)\n";
+    return kExitError;
+  }
+  try {
+    return action();
+  } catch (const std::exception& e) {
+    std::cerr << "tenure: " << e.what() << '\n';
+    return kExitError;
+  }
+}

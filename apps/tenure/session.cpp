@@ -1,0 +1,52 @@
+#include "apps/tenure/session.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+#include "apps/tenure/failure.hpp"
+#include "apps/tenure/output.hpp"
+#include "apps/tenure/socket_path.hpp"
+
+namespace tenure::cli {
+namespace {
+
+// Time allowed beyond a blocking acquire's wait for the server to answer it.
+constexpr Millis kWaitMargin = 5'000;
+
+bool is_conflict(std::string_view status) { return status == "held" || status == "not_holder"; }
+
+}  // namespace
+
+Client connect(const Globals& globals, std::optional<Millis> wait) {
+  Millis timeout = wait ? std::max(globals.timeout, *wait + kWaitMargin) : globals.timeout;
+  return Client(resolve_socket_path(globals.socket), timeout);
+}
+
+int exit_code(const Message& reply, std::string_view success) {
+  if (reply.status() == success) return kExitOk;
+  return is_conflict(reply.status()) ? kExitConflict : kExitError;
+}
+
+std::string explain_failure(const Message& reply) {
+  if (is_conflict(reply.status())) return describe_conflict(reply.fields());
+  if (reply.status() == "error") return describe_error(reply.fields());
+  return "unexpected reply from tenured: " + reply.line();
+}
+
+int report(const Globals& globals, const Message& reply, std::string_view success,
+           const std::function<std::string(Fields)>& describe) {
+  int code = exit_code(reply, success);
+  if (globals.json) {
+    std::cout << reply.line() << '\n';
+  } else if (code == kExitOk) {
+    std::cout << describe(reply.fields()) << '\n';
+  } else if (code == kExitConflict) {
+    // held and not_holder are answers, not failures of the tool: they go with the output.
+    std::cout << explain_failure(reply) << '\n';
+  } else {
+    std::cerr << "tenure: " << explain_failure(reply) << '\n';
+  }
+  return code;
+}
+
+}  // namespace tenure::cli
