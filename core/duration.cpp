@@ -1,11 +1,11 @@
-#include "apps/tenure/duration.hpp"
+#include "core/duration.hpp"
 
 #include <array>
 #include <charconv>
 #include <cstdint>
 #include <limits>
 
-namespace tenure::cli {
+namespace tenure {
 namespace {
 
 struct Unit {
@@ -61,4 +61,4 @@ std::string format_duration(Millis ms) {
   return out;
 }
 
-}  // namespace tenure::cli
+}  // namespace tenure
