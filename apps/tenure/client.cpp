@@ -10,7 +10,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "apps/tenure/duration.hpp"
+#include "core/duration.hpp"
 #include "apps/tenure/failure.hpp"
 
 namespace tenure::cli {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "apps/tenure/duration.hpp"
+#include "core/duration.hpp"
 
 namespace tenure::cli {
 namespace {

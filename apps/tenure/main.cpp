@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "apps/tenure/commands.hpp"
-#include "apps/tenure/duration.hpp"
+#include "core/duration.hpp"
 #include "apps/tenure/failure.hpp"
 #include "apps/tenure/run_command.hpp"
 #include "apps/tenure/watch.hpp"
@@ -13,6 +13,7 @@
 
 namespace {
 
+using namespace tenure;
 using namespace tenure::cli;
 
 constexpr const char* kExitCodes = R"(

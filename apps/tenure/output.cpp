@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "apps/tenure/duration.hpp"
+#include "core/duration.hpp"
 #include "apps/tenure/human_time.hpp"
 
 namespace tenure::cli {

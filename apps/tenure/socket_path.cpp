@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "apps/tenure/failure.hpp"
+#include "core/default_paths.hpp"
 
 namespace tenure::cli {
 namespace {
@@ -19,11 +20,7 @@ std::optional<std::string_view> env(const char* name) {
 std::string resolve_socket_path(const std::optional<std::string>& flag) {
   if (flag) return *flag;
   if (auto path = env("TENURE_SOCKET")) return std::string(*path);
-  // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
-  if (auto state = env("XDG_STATE_HOME"); state && state->front() == '/') {
-    return std::string(*state) + "/tenure/tenured.sock";
-  }
-  if (auto home = env("HOME")) return std::string(*home) + "/.local/state/tenure/tenured.sock";
+  if (auto path = default_socket_path()) return *path;
   throw CliError(
       "cannot tell where tenured's socket is: HOME is unset; pass --socket or set "
       "TENURE_SOCKET");

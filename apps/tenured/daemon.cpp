@@ -1,0 +1,154 @@
+#include "apps/tenured/daemon.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <csignal>
+#include <filesystem>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "actors/engine.hpp"
+#include "apps/tenured/logging.hpp"
+#include "apps/tenured/private_dir.hpp"
+#include "transports/server_context.hpp"
+#include "transports/socket_path.hpp"
+#include "transports/unix_server.hpp"
+
+namespace tenure {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// How long shutdown waits for connections to get their last replies before closing them.
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
+constexpr auto kAbortTimeout = std::chrono::seconds(1);
+
+// Connections and RocksDB's files need descriptors: take all the hard limit allows.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+// Blocks until SIGTERM or SIGINT and returns it; SIGHUP reopens the logs meanwhile.
+int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
+  std::promise<int> stop;
+  auto handle = [&]() -> asio::awaitable<void> {
+    for (;;) {
+      auto [error, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (error) co_return;
+      if (signal != SIGHUP) {
+        stop.set_value(signal);
+        co_return;
+      }
+      reopen_logs();
+    }
+  };
+  asio::co_spawn(io, handle, asio::detached);
+  return stop.get_future().get();
+}
+
+// Checks and prepares the directories and the socket path before anything is opened.
+bool prepare_paths(const Options& o, std::string& error) {
+  std::string socket_dir = std::filesystem::path(o.socket).parent_path().string();
+  return make_private_dir(o.data_dir, SharedDirPolicy::refuse, error) &&
+         make_private_dir(socket_dir, SharedDirPolicy::allow_sticky, error) &&
+         claim_socket_path(o.socket, error);
+}
+
+// The io threads, joined on destruction.
+class IoThreads {
+ public:
+  IoThreads(asio::io_context& io, unsigned count) : io_(io), work_(io.get_executor()) {
+    for (unsigned i = 0; i < count; ++i) threads_.emplace_back([&io] { io.run(); });
+  }
+  ~IoThreads() { join(); }
+  void join() {
+    work_.reset();
+    io_.stop();
+    threads_.clear();
+  }
+
+ private:
+  asio::io_context& io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace
+
+int run_daemon(const Options& o) {
+  raise_descriptor_limit();
+  std::string error;
+  if (!prepare_paths(o, error)) {
+    spdlog::error("{}", error);
+    return 1;
+  }
+  asio::io_context io(static_cast<int>(o.threads));
+  // Caught from before the socket exists: a stop that comes early still stops cleanly.
+  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  SystemClock clock;
+  EngineConfig config;
+  config.data_dir = o.data_dir + "/ledger";
+  config.sync = o.sync;
+  config.limits = o.limits;
+  config.history_keep = o.history_keep;
+  auto engine = Engine::open(io, clock, config, error);
+  if (!engine) {
+    // The engine words a second daemon on the same data dir (RocksDB's LOCK) itself.
+    spdlog::error("cannot open the ledger {}: {}", config.data_dir, error);
+    return 1;
+  }
+  IoThreads threads(io, o.threads);
+  if (!engine->start(error)) {
+    spdlog::error("cannot recover the ledger {}: {}", config.data_dir, error);
+    return 1;
+  }
+  SessionLimits limits;
+  limits.max_frame = o.max_frame;
+  limits.max_inflight = o.max_inflight;
+  ServerContext context{*engine, limits, clock.now(), {}};
+  UnixServer server(io, context, o.max_connections);
+  if (!server.listen(o.socket, error)) {
+    spdlog::error("{}", error);
+    return 1;
+  }
+  server.start();
+  spdlog::info("tenured {} listening on {}; ledger {}; sync {}; {} threads", TENURE_VERSION,
+               o.socket, config.data_dir, o.sync ? "always" : "none", o.threads);
+  if (!o.sync) {
+    spdlog::warn(
+        "--sync=none: commits are not fsync'd; a crash can lose changes clients were "
+        "told about. For benchmarks and throw-away data only.");
+  }
+  if (o.ws_listen != "off") spdlog::info("WebSocket is not served yet; --ws-listen is unused");
+
+  int stop_signal = wait_for_stop_signal(io, signals);
+  spdlog::info("{}: stopping", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  server.stop();
+  context.registry.drain_all();
+  engine->stop();  // answers waiters, finishes what was admitted, closes the ledger's writer
+  if (!context.registry.wait_empty(kDrainTimeout)) {
+    spdlog::warn("{} connections still busy after {}s; closing them", context.registry.size(),
+                 kDrainTimeout.count());
+    context.registry.abort_all();
+    context.registry.wait_empty(kAbortTimeout);
+  }
+  threads.join();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace tenure

@@ -1,0 +1,133 @@
+#include "apps/tenured/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "core/default_paths.hpp"
+#include "core/duration.hpp"
+
+namespace tenure {
+namespace {
+
+constexpr const char* kDurationHelp = " (250ms, 30s, 15m, 24h, or milliseconds)";
+
+// A duration flag that writes straight into `target`.
+void add_duration(CLI::App& app, const std::string& name, Millis& target, std::string help,
+                  const std::string& shown_default) {
+  app.add_option_function<std::string>(
+         name,
+         [&target, name](const std::string& text) {
+           auto ms = parse_duration(text);
+           if (!ms) throw CLI::ValidationError(name, "'" + text + "' is not a duration");
+           target = *ms;
+         },
+         help + kDurationHelp)
+      ->default_str(shown_default);
+}
+
+bool valid_listen_address(const std::string& text) {
+  if (text == "off") return true;
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  std::string port = text.substr(colon + 1);
+  return !port.empty() && port.size() <= 5 &&
+         port.find_first_not_of("0123456789") == std::string::npos && std::stoi(port) > 0 &&
+         std::stoi(port) <= 65535;
+}
+
+// Absolute, normalised, and without a trailing slash, so that the paths logged are the paths used.
+std::string normalized(const std::string& path) {
+  auto p = std::filesystem::absolute(path).lexically_normal();
+  return (p.has_filename() ? p : p.parent_path()).string();
+}
+
+// What the flags alone cannot check.
+std::optional<std::string> contradiction(const Options& o) {
+  if (o.limits.min_ttl < 1) return "--min-ttl must be at least 1ms";
+  if (o.limits.min_ttl > o.limits.max_ttl) return "--min-ttl is above --max-ttl";
+  if (o.max_frame < 64) return "--max-frame must be at least 64 bytes";
+  if (o.max_connections < 1 || o.max_inflight < 1 || o.threads < 1) {
+    return "--max-connections, --max-inflight-per-connection and --threads must be at least 1";
+  }
+  if (!valid_listen_address(o.ws_listen)) return "--ws-listen must be HOST:PORT or off";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int> parse_options(int argc, char** argv, Options& o) {
+  o.threads = std::max(1U, std::thread::hardware_concurrency());
+  CLI::App app{
+      "tenured: the Tenure lease coordinator daemon. Clients talk to it over a Unix socket, one "
+      "JSON request per line (see docs/protocol.md); the `tenure` command is one such client.",
+      "tenured"};
+  app.get_formatter()->column_width(40);
+
+  app.add_option("--data-dir", o.data_dir,
+                 "Directory of the ledger (created 0700; refused if others can write to it)")
+      ->default_str("$XDG_STATE_HOME/tenure or ~/.local/state/tenure");
+  app.add_option("--socket", o.socket, "Unix socket to listen on (created 0600)")
+      ->default_str("<data-dir>/tenured.sock");
+  std::string sync = "always";
+  app.add_option("--sync", sync,
+                 "always: fsync every commit before replying; none: skip fsync (benchmarks, "
+                 "throw-away data; a crash can lose acknowledged changes)")
+      ->check(CLI::IsMember({"always", "none"}))
+      ->capture_default_str();
+  add_duration(app, "--default-ttl", o.limits.default_ttl, "TTL of an acquire that names none",
+               "15m");
+  add_duration(app, "--min-ttl", o.limits.min_ttl, "Smallest TTL; shorter ones are raised to it",
+               "10ms");
+  add_duration(app, "--max-ttl", o.limits.max_ttl, "Largest TTL; longer ones are cut to it", "24h");
+  add_duration(app, "--max-lock-delay", o.limits.max_lock_delay,
+               "Largest lock_delay_ms an acquire may ask for", "60s");
+  app.add_option("--max-frame", o.max_frame,
+                 "Longest request line in bytes; a longer one gets frame_too_large and the "
+                 "connection is closed")
+      ->capture_default_str();
+  app.add_option("--max-connections", o.max_connections,
+                 "Open connections at most; more are refused with too_many_requests")
+      ->capture_default_str();
+  app.add_option("--max-inflight-per-connection", o.max_inflight,
+                 "Unanswered requests per connection before the server stops reading from it")
+      ->capture_default_str();
+  app.add_option("--history-keep", o.history_keep, "Tenure records kept per key in the history")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "Threads serving connections and keys")
+      ->default_str("number of cores");
+  app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical or off")
+      ->capture_default_str();
+  app.add_option("--log-file", o.log_file, "Log here instead of stderr; SIGHUP reopens it");
+  app.add_option("--ws-listen", o.ws_listen,
+                 "HOST:PORT of the WebSocket and HTTP listener, or off (not served yet)")
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help is a success; every other problem is exit code 1, like the rest of tenured's.
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  o.sync = sync == "always";
+  if (auto problem = contradiction(o)) {
+    std::cerr << "tenured: " << *problem << "\n";
+    return 1;
+  }
+  if (o.data_dir.empty()) {
+    auto fallback = default_data_dir();
+    if (!fallback) {
+      std::cerr << "tenured: HOME is not set, so there is no default data dir; pass --data-dir "
+                   "(tenured never falls back to a shared temporary directory)\n";
+      return 1;
+    }
+    o.data_dir = *fallback;
+  }
+  o.data_dir = normalized(o.data_dir);
+  o.socket = normalized(o.socket.empty() ? o.data_dir + "/tenured.sock" : o.socket);
+  return std::nullopt;
+}
+
+}  // namespace tenure

@@ -1,0 +1,30 @@
+#pragma once
+// tenured's command line: every knob with its default, and where the data and socket live.
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "core/lease_machine.hpp"
+
+namespace tenure {
+
+struct Options {
+  std::string data_dir;  // absolute after parse_options
+  std::string socket;    // absolute after parse_options
+  bool sync = true;
+  Limits limits;
+  std::size_t max_frame = 64 * 1024;
+  std::size_t max_connections = 1024;
+  std::size_t max_inflight = 1024;
+  std::size_t history_keep = 1000;
+  unsigned threads = 1;
+  std::string log_level = "info";
+  std::string log_file;
+  std::string ws_listen = "127.0.0.1:7420";  // WebSocket comes with a later release
+};
+
+// Parses the command line into `options`. Returns an exit code when the program should stop
+// here (--help, or an error it has already printed).
+std::optional<int> parse_options(int argc, char** argv, Options& options);
+
+}  // namespace tenure

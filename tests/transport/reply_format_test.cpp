@@ -1,0 +1,173 @@
+// Replies as the contract spells them (§3): field names, nulls, and what is left out.
+#include "transports/reply_format.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace tenure {
+namespace {
+
+constexpr Millis kT0 = 1'700'000'000'000;  // 2023-11-14T22:13:20.000Z
+
+Lease lease(Millis ttl = 5000) {
+  Lease l;
+  l.owner = "o1";
+  l.token = 7;
+  l.acquired_at = kT0;
+  l.expires_at = kT0 + ttl;
+  l.ttl_ms = ttl;
+  return l;
+}
+
+Lease open_ended_lease() {
+  Lease l = lease();
+  l.expires_at.reset();
+  l.ttl_ms = 0;
+  return l;
+}
+
+template <typename Result>
+std::string formatted(void (*format)(std::string&, std::string_view, const Result&),
+                      const Result& result, std::string_view id = "1") {
+  std::string out;
+  format(out, id, result);
+  return out;
+}
+
+HolderResult holder_result(HolderStatus status) {
+  HolderResult r;
+  r.status = status;
+  r.key = "k";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("acquired flattens the lease into the reply", "[transport]") {
+  AcquireResult r;
+  r.status = AcquireStatus::acquired;
+  r.fresh = true;
+  r.key = "k";
+  r.lease = lease();
+  r.revision = 42;
+  CHECK(formatted(&format_acquire, r, R"("a")") ==
+        R"({"id":"a","status":"acquired","fresh":true,"key":"k","owner":"o1","token":7,)"
+        R"("acquired_at":"2023-11-14T22:13:20.000Z","expires_at":"2023-11-14T22:13:25.000Z",)"
+        R"("ttl_ms":5000,"revision":42})");
+  r.lease = open_ended_lease();
+  CHECK_THAT(formatted(&format_acquire, r, ""),
+             Catch::Contains(R"("expires_at":null,"ttl_ms":null)") &&
+                 Catch::StartsWith(R"({"status":"acquired")"));
+}
+
+TEST_CASE("held names the holder, or the lock-delay and the last token", "[transport]") {
+  AcquireResult r;
+  r.status = AcquireStatus::held;
+  r.key = "k";
+  r.lease = lease();
+  CHECK(formatted(&format_acquire, r) ==
+        R"({"id":1,"status":"held","key":"k","holder":"o1","token":7,)"
+        R"("expires_at":"2023-11-14T22:13:25.000Z"})");
+  r.status = AcquireStatus::lock_delay;
+  r.lease.reset();
+  r.last_token = 7;
+  r.retry_after_ms = 1500;
+  CHECK(formatted(&format_acquire, r) ==
+        R"({"id":1,"status":"held","key":"k","reason":"lock_delay","retry_after_ms":1500,)"
+        R"("holder":null,"token":7,"expires_at":null})");
+}
+
+TEST_CASE("engine errors become error replies with their code", "[transport]") {
+  AcquireResult r;
+  r.error = Error{errc::forbidden, "not yours"};
+  CHECK(formatted(&format_acquire, r) ==
+        R"({"id":1,"status":"error","error":"forbidden","message":"not yours"})");
+  HolderResult h = holder_result(HolderStatus::ok);
+  h.error = Error{errc::unavailable, "stopping"};
+  CHECK_THAT(formatted(&format_renew, h), Catch::Contains(R"("error":"unavailable")"));
+}
+
+TEST_CASE("not_holder describes the live lease or says null", "[transport]") {
+  HolderResult r = holder_result(HolderStatus::not_holder);
+  r.reason = NotHolderReason::held_by_other;
+  r.lease = lease();
+  CHECK(formatted(&format_renew, r) ==
+        R"({"id":1,"status":"not_holder","key":"k","reason":"held_by_other","holder":"o1",)"
+        R"("token":7})");
+  r.reason = NotHolderReason::expired;
+  r.lease.reset();
+  CHECK(formatted(&format_check, r) ==
+        R"({"id":1,"status":"not_holder","key":"k","reason":"expired","holder":null,)"
+        R"("token":null})");
+}
+
+TEST_CASE("release reports a revision only when it ended a tenure", "[transport]") {
+  HolderResult r = holder_result(HolderStatus::ok);
+  r.token = 7;
+  r.revision = 9;
+  CHECK(formatted(&format_release, r) ==
+        R"({"id":1,"status":"released","key":"k","token":7,"revision":9})");
+  HolderResult idempotent = holder_result(HolderStatus::noop);
+  idempotent.revision = 9;
+  CHECK(formatted(&format_release, idempotent) ==
+        R"({"id":1,"status":"released","key":"k","token":null})");
+}
+
+TEST_CASE("renew, revoke and check", "[transport]") {
+  HolderResult r = holder_result(HolderStatus::ok);
+  r.lease = lease();
+  r.token = 7;
+  r.revision = 11;
+  CHECK_THAT(formatted(&format_renew, r),
+             Catch::StartsWith(R"({"id":1,"status":"renewed","key":"k","owner":"o1","token":7,)") &&
+                 Catch::EndsWith(R"("ttl_ms":5000,"revision":11})"));
+  CHECK(formatted(&format_revoke, r) ==
+        R"({"id":1,"status":"revoked","key":"k","token":7,"revision":11})");
+  CHECK(formatted(&format_check, r) ==
+        R"({"id":1,"status":"valid","expires_at":"2023-11-14T22:13:25.000Z"})");
+}
+
+TEST_CASE("get, list and history", "[transport]") {
+  GetResult get;
+  get.key = "k";
+  get.last_token = 3;
+  CHECK(formatted(&format_get, get) ==
+        R"({"id":1,"status":"ok","key":"k","lease":null,"last_token":3,"waiters":0})");
+
+  ListResult list;
+  list.leases.push_back(ListedLease{"a", lease()});
+  list.next = "a";
+  CHECK_THAT(formatted(&format_list, list),
+             Catch::StartsWith(R"({"id":1,"status":"ok","leases":[{"key":"a","owner":"o1",)") &&
+                 Catch::EndsWith(R"("ttl_ms":5000}],"next":"a"})"));
+
+  HistoryResult history;
+  history.tenures.push_back(TenureRecord{8, "o2", kT0, std::nullopt, std::nullopt});
+  history.tenures.push_back(TenureRecord{7, "o1", kT0, kT0 + 1, EndReason::expired});
+  CHECK(formatted(&format_history, history) ==
+        R"({"id":1,"status":"ok","tenures":[)"
+        R"({"token":8,"owner":"o2","acquired_at":"2023-11-14T22:13:20.000Z","ended_at":null,)"
+        R"("end":null},)"
+        R"({"token":7,"owner":"o1","acquired_at":"2023-11-14T22:13:20.000Z",)"
+        R"("ended_at":"2023-11-14T22:13:20.001Z","end":"expired"}],"next":null})");
+}
+
+TEST_CASE("lost events, pong and stats", "[transport]") {
+  Event e{EventType::revoked, "k", "o1", 7, kT0, std::nullopt, 12};
+  std::string out;
+  format_lost(out, e);
+  CHECK(out == R"({"event":"lost","key":"k","token":7,"reason":"revoked",)"
+               R"("at":"2023-11-14T22:13:20.000Z","revision":12})");
+  out.clear();
+  format_pong(out, "");
+  CHECK(out == R"({"status":"pong"})");
+  out.clear();
+  EngineStats engine;
+  engine.revision = 5;
+  engine.ops[static_cast<std::size_t>(OpKind::acquire)] = 3;
+  format_stats(out, "", ServerStats{"1.2.3", 10, 2, 0}, engine);
+  CHECK_THAT(out, Catch::StartsWith(R"({"status":"ok","version":"1.2.3","uptime_ms":10,)"
+                                    R"("revision":5,"live_leases":0,"keys":0,"connections":2,)"
+                                    R"("watchers":0,"ops":{"acquire":3,)"));
+}
+
+}  // namespace tenure

@@ -1,0 +1,149 @@
+// The wire's request rules (§2, §3): ids echoed as sent, null as absent, and bad_request naming
+// the field for everything malformed, mistyped or contradictory.
+#include "transports/request_parser.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace tenure {
+namespace {
+
+ParsedRequest parse(std::string_view line) {
+  static RequestParser parser;
+  return parser.parse(line);
+}
+
+template <typename Body>
+Body body_of(std::string_view line) {
+  ParsedRequest parsed = parse(line);
+  INFO(line);
+  REQUIRE(std::holds_alternative<RequestBody>(parsed.body));
+  const auto& body = std::get<RequestBody>(parsed.body);
+  REQUIRE(std::holds_alternative<Body>(body));
+  return std::get<Body>(body);
+}
+
+// The bad_request message of `line`, which must be refused.
+std::string refusal(std::string_view line) {
+  ParsedRequest parsed = parse(line);
+  INFO(line);
+  REQUIRE(std::holds_alternative<Error>(parsed.body));
+  const Error& error = std::get<Error>(parsed.body);
+  CHECK(error.code == errc::bad_request);
+  return error.message;
+}
+
+}  // namespace
+
+TEST_CASE("an id is echoed as the JSON the client sent", "[transport]") {
+  CHECK(parse(R"({"id":7,"op":"ping"})").id == "7");
+  CHECK(parse(R"({"op":"ping","id":-3})").id == "-3");
+  CHECK(parse(R"({"id":"a\u0041 b" ,"op":"ping"})").id == R"("a\u0041 b")");
+  CHECK(parse(R"({"id":18446744073709551615,"op":"ping"})").id == "18446744073709551615");
+  CHECK(parse(R"({"op":"ping"})").id.empty());
+  CHECK(parse(R"({"id":null,"op":"ping"})").id.empty());
+  // Even a refused request keeps its id, so the client can match the error.
+  CHECK(parse(R"({"id":"x","op":"nope"})").id == R"("x")");
+  for (auto line :
+       {R"({"id":1.5,"op":"ping"})", R"({"id":[1],"op":"ping"})", R"({"id":true,"op":"ping"})"}) {
+    CHECK(refusal(line) == "id must be a string or an integer");
+  }
+}
+
+TEST_CASE("an acquire carries every option", "[transport]") {
+  auto acquire = body_of<AcquireRequest>(
+      R"({"op":"acquire","key":"a/b","owner":"o1","ttl_ms":5000,"wait_ms":100,)"
+      R"("release_on_disconnect":true,"lock_delay_ms":250,"extra":{"ignored":[1,2]}})");
+  CHECK(acquire.key == "a/b");
+  CHECK(acquire.params.owner == "o1");
+  CHECK(acquire.params.ttl_ms == 5000);
+  CHECK(acquire.wait_ms == 100);
+  CHECK(acquire.params.release_on_disconnect);
+  CHECK(acquire.params.lock_delay_ms == 250);
+  CHECK_FALSE(acquire.params.open_ended);
+}
+
+TEST_CASE("an optional field given as null is absent", "[transport]") {
+  auto acquire = body_of<AcquireRequest>(
+      R"({"op":"acquire","key":"k","owner":"o","ttl_ms":null,"open_ended":true,"wait_ms":null})");
+  CHECK(acquire.params.open_ended);
+  CHECK_FALSE(acquire.params.ttl_ms);
+  CHECK(acquire.wait_ms == 0);
+  auto renew = body_of<RenewRequest>(R"({"op":"renew","key":"k","owner":"o","token":null})");
+  CHECK_FALSE(renew.holder.token);
+}
+
+TEST_CASE("malformed JSON and non-objects are bad requests", "[transport]") {
+  for (auto line :
+       {R"({"op":"ping")", "not json", R"({"op":"ping"} {"op":"ping"})",
+        R"({"op":"ping","x":[1,,2]})", R"({"op":"ping","x":tru})", R"({"op":"ping","x":"\q"})",
+        "{\"op\":\"ping\",\"x\":\"\xff\"}", "[1,2", "42 x"}) {
+    CHECK_THAT(refusal(line), Catch::StartsWith("malformed JSON"));
+  }
+  CHECK(refusal("[1,2]") == "the request must be a JSON object");
+  CHECK(refusal("42") == "the request must be a JSON object");
+}
+
+TEST_CASE("a missing, unknown or mistyped field is named", "[transport]") {
+  CHECK(refusal("{}") == "op is required");
+  CHECK(refusal(R"({"op":5})") == "op must be a string");
+  CHECK(refusal(R"({"op":"frob"})") == R"(op "frob" is unknown)");
+  CHECK(refusal(R"({"op":"acquire","owner":"o"})") == "key is required");
+  CHECK(refusal(R"({"op":"acquire","key":"k"})") == "owner is required");
+  CHECK(refusal(R"({"op":"acquire","key":7,"owner":"o"})") == "key must be a string");
+  CHECK(refusal(R"({"op":"acquire","key":"k","owner":"o","open_ended":1})") ==
+        "open_ended must be true or false");
+  CHECK(refusal(R"({"op":"check","key":"k"})") == "token is required");
+  CHECK(refusal(R"({"op":"unwatch"})") == "watch_id is required");
+}
+
+TEST_CASE("numbers must be integers in range", "[transport]") {
+  for (auto ttl : {"1.5", R"("5")", "0", "-5", "1e3", "true"}) {
+    std::string line =
+        std::string(R"({"op":"acquire","key":"k","owner":"o","ttl_ms":)") + ttl + "}";
+    CHECK(refusal(line) == "ttl_ms must be a positive integer");
+  }
+  CHECK(refusal(R"({"op":"release","key":"k","owner":"o","token":-1})") ==
+        "token must be a non-negative integer");
+  CHECK(refusal(R"({"op":"release","key":"k","owner":"o","token":18446744073709551616})") ==
+        "token must be a non-negative integer");
+  CHECK(refusal(R"({"op":"acquire","key":"k","owner":"o","wait_ms":-1})") ==
+        "wait_ms must be a non-negative integer");
+  CHECK(refusal(R"({"op":"list","limit":0})") == "limit must be a positive integer");
+  auto check = body_of<CheckRequest>(R"({"op":"check","key":"k","token":18446744073709551615})");
+  CHECK(check.token == 18446744073709551615ULL);
+}
+
+TEST_CASE("keys and owners are validated", "[transport]") {
+  CHECK(refusal(R"({"op":"get","key":""})") == "key must not be empty");
+  CHECK(refusal(R"({"op":"get","key":"a\u0001b"})") == "key must not contain control characters");
+  CHECK(refusal(R"({"op":"get","key":")" + std::string(513, 'k') + R"("})") ==
+        "key is longer than 512 bytes");
+  CHECK(refusal(R"({"op":"acquire","key":"k","owner":"\u00e9"})") ==
+        "owner must be printable ASCII");
+  CHECK(body_of<GetRequest>(R"({"op":"get","key":"\u00e9/\ud83d\ude00"})").key ==
+        "\xc3\xa9/\xf0\x9f\x98\x80");
+}
+
+TEST_CASE("contradictory fields are bad requests", "[transport]") {
+  CHECK_THAT(refusal(R"({"op":"acquire","key":"k","owner":"o","ttl_ms":5,"open_ended":true})"),
+             Catch::Contains("ttl_ms") && Catch::Contains("open_ended"));
+  CHECK_THAT(refusal(R"({"op":"watch","key":"k","prefix":"p"})"),
+             Catch::Contains("key") && Catch::Contains("prefix"));
+  // open_ended: false with a ttl is no contradiction.
+  CHECK(body_of<AcquireRequest>(
+            R"({"op":"acquire","key":"k","owner":"o","ttl_ms":5,"open_ended":false})")
+            .params.ttl_ms == 5);
+}
+
+TEST_CASE("pages default to 100 and are clamped to 10000", "[transport]") {
+  CHECK(body_of<ListRequest>(R"({"op":"list"})").limit == 100);
+  auto list = body_of<ListRequest>(R"({"op":"list","prefix":"a/","after":"a/b","limit":99999})");
+  CHECK(list.limit == 10000);
+  CHECK(list.prefix == "a/");
+  CHECK(list.after == "a/b");
+  auto history = body_of<HistoryRequest>(R"({"op":"history","key":"k","before_token":9})");
+  CHECK(history.limit == 100);
+  CHECK(history.before_token == 9);
+}
+
+}  // namespace tenure

@@ -1,0 +1,186 @@
+#include "transports/reply_format.hpp"
+
+#include "core/json_writer.hpp"
+#include "transports/lease_json.hpp"
+
+namespace tenure {
+namespace {
+
+// The engine words its own refusals; this covers a forbidden status that comes without one.
+const Error kForbidden{errc::forbidden, "the lease was acquired by another principal"};
+
+JsonWriter& begin_reply(JsonWriter& w, std::string_view id, std::string_view status) {
+  w.begin_object();
+  if (!id.empty()) w.key("id").raw(id);
+  return w.field("status", status);
+}
+
+// The shared shape of every refused renew, release, revoke and check.
+void format_not_holder(std::string& out, std::string_view id, const HolderResult& result) {
+  JsonWriter w(out);
+  begin_reply(w, id, "not_holder")
+      .field("key", result.key)
+      .field("reason", to_string(result.reason));
+  if (result.lease) {
+    w.field("holder", result.lease->owner).field("token", result.lease->token);
+  } else {
+    w.null_field("holder").null_field("token");
+  }
+  w.end_object();
+}
+
+// Handles what every holder operation shares: engine errors, forbidden and not_holder. True when
+// the reply is written.
+bool format_holder_refusal(std::string& out, std::string_view id, const HolderResult& result) {
+  if (result.error) {
+    format_error(out, id, *result.error);
+  } else if (result.status == HolderStatus::forbidden) {
+    format_error(out, id, kForbidden);
+  } else if (result.status == HolderStatus::not_holder) {
+    format_not_holder(out, id, result);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void format_held(JsonWriter& w, std::string_view id, const AcquireResult& result) {
+  begin_reply(w, id, "held").field("key", result.key);
+  if (result.status == AcquireStatus::lock_delay) {
+    w.field("reason", "lock_delay").field("retry_after_ms", result.retry_after_ms);
+    w.null_field("holder").field("token", result.last_token).null_field("expires_at");
+  } else if (result.lease) {
+    w.field("holder", result.lease->owner).field("token", result.lease->token);
+    write_time(w, "expires_at", result.lease->expires_at);
+  } else {
+    w.null_field("holder").field("token", result.last_token).null_field("expires_at");
+  }
+}
+
+}  // namespace
+
+void format_error(std::string& out, std::string_view id, const Error& error) {
+  JsonWriter w(out);
+  begin_reply(w, id, "error").field("error", to_string(error.code));
+  w.field("message", error.message).end_object();
+}
+
+void format_acquire(std::string& out, std::string_view id, const AcquireResult& result) {
+  if (result.error) return format_error(out, id, *result.error);
+  if (result.status == AcquireStatus::forbidden) return format_error(out, id, kForbidden);
+  JsonWriter w(out);
+  if (result.status == AcquireStatus::acquired && result.lease) {
+    begin_reply(w, id, "acquired").field("fresh", result.fresh);
+    write_lease_fields(w, result.key, *result.lease);
+    w.field("revision", result.revision);
+  } else {
+    format_held(w, id, result);
+  }
+  w.end_object();
+}
+
+void format_renew(std::string& out, std::string_view id, const HolderResult& result) {
+  if (format_holder_refusal(out, id, result)) return;
+  JsonWriter w(out);
+  begin_reply(w, id, "renewed");
+  if (result.lease) write_lease_fields(w, result.key, *result.lease);
+  w.field("revision", result.revision).end_object();
+}
+
+void format_release(std::string& out, std::string_view id, const HolderResult& result) {
+  if (format_holder_refusal(out, id, result)) return;
+  JsonWriter w(out);
+  begin_reply(w, id, "released").field("key", result.key).field("token", result.token);
+  // An idempotent release changed nothing, so it has no revision to report.
+  if (result.status == HolderStatus::ok) w.field("revision", result.revision);
+  w.end_object();
+}
+
+void format_revoke(std::string& out, std::string_view id, const HolderResult& result) {
+  if (format_holder_refusal(out, id, result)) return;
+  JsonWriter w(out);
+  begin_reply(w, id, "revoked").field("key", result.key).field("token", result.token);
+  w.field("revision", result.revision).end_object();
+}
+
+void format_check(std::string& out, std::string_view id, const HolderResult& result) {
+  if (format_holder_refusal(out, id, result)) return;
+  JsonWriter w(out);
+  begin_reply(w, id, "valid");
+  write_time(w, "expires_at", result.lease ? result.lease->expires_at : std::nullopt);
+  w.end_object();
+}
+
+void format_get(std::string& out, std::string_view id, const GetResult& result) {
+  if (result.error) return format_error(out, id, *result.error);
+  JsonWriter w(out);
+  begin_reply(w, id, "ok").field("key", result.key);
+  write_lease(w, "lease", result.key, result.lease);
+  w.field("last_token", result.last_token).field("waiters", result.waiters).end_object();
+}
+
+void format_keepalive(std::string& out, std::string_view id, const KeepaliveResult& result) {
+  if (result.error) return format_error(out, id, *result.error);
+  JsonWriter w(out);
+  begin_reply(w, id, "renewed").field("count", result.count);
+  w.field("revision", result.revision).end_object();
+}
+
+void format_list(std::string& out, std::string_view id, const ListResult& result) {
+  if (result.error) return format_error(out, id, *result.error);
+  JsonWriter w(out);
+  begin_reply(w, id, "ok").key("leases").begin_array();
+  for (const ListedLease& listed : result.leases) {
+    w.begin_object();
+    write_lease_fields(w, listed.key, listed.lease);
+    w.end_object();
+  }
+  w.end_array().field("next", result.next).end_object();
+}
+
+void format_history(std::string& out, std::string_view id, const HistoryResult& result) {
+  if (result.error) return format_error(out, id, *result.error);
+  JsonWriter w(out);
+  begin_reply(w, id, "ok").key("tenures").begin_array();
+  for (const TenureRecord& tenure : result.tenures) {
+    w.begin_object().field("token", tenure.token).field("owner", tenure.owner);
+    write_time(w, "acquired_at", tenure.acquired_at);
+    write_time(w, "ended_at", tenure.ended_at);
+    w.key("end");
+    if (tenure.end) {
+      w.value(to_string(*tenure.end));
+    } else {
+      w.null();
+    }
+    w.end_object();
+  }
+  w.end_array().field("next", result.next).end_object();
+}
+
+void format_pong(std::string& out, std::string_view id) {
+  JsonWriter w(out);
+  begin_reply(w, id, "pong").end_object();
+}
+
+void format_stats(std::string& out, std::string_view id, const ServerStats& server,
+                  const EngineStats& engine) {
+  JsonWriter w(out);
+  begin_reply(w, id, "ok").field("version", server.version).field("uptime_ms", server.uptime_ms);
+  w.field("revision", engine.revision).field("live_leases", engine.live_leases);
+  w.field("keys", engine.resident_keys).field("connections", server.connections);
+  w.field("watchers", server.watchers).key("ops").begin_object();
+  for (std::size_t kind = 0; kind < engine.ops.size(); ++kind) {
+    w.field(to_string(static_cast<OpKind>(kind)), engine.ops[kind]);
+  }
+  w.end_object().end_object();
+}
+
+void format_lost(std::string& out, const Event& event) {
+  JsonWriter w(out);
+  w.begin_object().field("event", "lost").field("key", event.key).field("token", event.token);
+  w.field("reason", to_string(event.type));
+  write_time(w, "at", event.at);
+  w.field("revision", event.revision).end_object();
+}
+
+}  // namespace tenure

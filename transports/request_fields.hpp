@@ -1,0 +1,64 @@
+#pragma once
+// Reads one request object into its known fields, before the op says which of them matter and
+// what type each must have (§3). Every byte is validated, unknown fields included, so malformed
+// JSON never slips through in a field the op happens to ignore.
+#include <simdjson.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tenure {
+
+enum class Field : std::uint8_t {
+  id,
+  op,
+  key,
+  owner,
+  ttl_ms,
+  open_ended,
+  wait_ms,
+  release_on_disconnect,
+  lock_delay_ms,
+  token,
+  prefix,
+  limit,
+  after,
+  before_token,
+  reason,
+  from_revision,
+  watch_id,
+  count
+};
+
+std::string_view to_string(Field field);
+
+// One field as read. Views point into the reader and live until its next read.
+struct FieldValue {
+  enum class Kind : std::uint8_t { absent, null, string, integer, number, boolean, object, array };
+  Kind kind = Kind::absent;
+  std::string_view raw;   // the JSON text of a scalar, as sent
+  std::string_view text;  // string: the unescaped value
+  bool negative = false;  // integer: the value is -magnitude when set, else magnitude
+  std::uint64_t magnitude = 0;
+  bool boolean = false;
+
+  // An optional field given as null counts as absent.
+  bool absent() const { return kind == Kind::absent || kind == Kind::null; }
+};
+
+using Fields = std::array<FieldValue, static_cast<std::size_t>(Field::count)>;
+
+class FieldReader {
+ public:
+  // Reads the object in `json`; on failure, the reason. `json` must be followed by
+  // SIMDJSON_PADDING readable bytes.
+  std::optional<std::string> read(simdjson::padded_string_view json, Fields& fields);
+
+ private:
+  simdjson::ondemand::parser parser_;
+};
+
+}  // namespace tenure

@@ -1,0 +1,154 @@
+#include "transports/request_parser.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "transports/field_checks.hpp"
+
+namespace tenure {
+namespace {
+
+constexpr std::uint64_t kDefaultPageSize = 100;
+constexpr std::uint64_t kMaxPageSize = 10'000;
+
+std::size_t page_size(FieldChecks& in) {
+  return std::min(in.optional_positive(Field::limit).value_or(kDefaultPageSize), kMaxPageSize);
+}
+
+RequestBody acquire(FieldChecks& in) {
+  AcquireRequest r;
+  r.key = in.key();
+  r.params.owner = in.owner();
+  r.params.ttl_ms = in.positive_millis(Field::ttl_ms);
+  r.params.open_ended = in.flag(Field::open_ended);
+  r.params.release_on_disconnect = in.flag(Field::release_on_disconnect);
+  r.params.lock_delay_ms = in.millis(Field::lock_delay_ms);
+  r.wait_ms = in.millis(Field::wait_ms);
+  if (r.params.open_ended && r.params.ttl_ms) {
+    in.fail("ttl_ms contradicts open_ended: an open-ended lease has no ttl");
+  }
+  return r;
+}
+
+RequestBody renew(FieldChecks& in) {
+  RenewRequest r;
+  r.key = in.key();
+  r.holder.owner = in.owner();
+  r.holder.token = in.optional_unsigned(Field::token);
+  r.ttl_ms = in.positive_millis(Field::ttl_ms);
+  return r;
+}
+
+RequestBody release(FieldChecks& in) {
+  ReleaseRequest r;
+  r.key = in.key();
+  r.holder.owner = in.owner();
+  r.holder.token = in.optional_unsigned(Field::token);
+  return r;
+}
+
+RequestBody keepalive(FieldChecks& in) {
+  KeepaliveRequest r;
+  r.owner = in.owner();
+  r.ttl_ms = in.positive_millis(Field::ttl_ms);
+  return r;
+}
+
+RequestBody check(FieldChecks& in) {
+  CheckRequest r;
+  r.key = in.key();
+  r.token = in.required_unsigned(Field::token);
+  r.owner = in.optional_owner();
+  return r;
+}
+
+RequestBody get(FieldChecks& in) {
+  GetRequest r;
+  r.key = in.key();
+  return r;
+}
+
+RequestBody list(FieldChecks& in) {
+  ListRequest r;
+  r.prefix = in.optional_string(Field::prefix).value_or(std::string());
+  r.after = in.optional_string(Field::after).value_or(std::string());
+  r.limit = page_size(in);
+  return r;
+}
+
+RequestBody history(FieldChecks& in) {
+  HistoryRequest r;
+  r.key = in.key();
+  r.limit = page_size(in);
+  r.before_token = in.optional_positive(Field::before_token).value_or(0);
+  return r;
+}
+
+RequestBody revoke(FieldChecks& in) {
+  RevokeRequest r;
+  r.key = in.key();
+  r.reason = in.optional_string(Field::reason).value_or(std::string());
+  return r;
+}
+
+RequestBody watch(FieldChecks& in) {
+  WatchRequest r;
+  r.key = in.optional_key();
+  r.prefix = in.optional_string(Field::prefix).value_or(std::string());
+  r.from_revision = in.optional_unsigned(Field::from_revision);
+  if (r.key && in.present(Field::prefix)) in.fail("key contradicts prefix: watch one or the other");
+  return r;
+}
+
+RequestBody unwatch(FieldChecks& in) {
+  return UnwatchRequest{in.required_unsigned(Field::watch_id)};
+}
+
+RequestBody stats(FieldChecks&) { return StatsRequest{}; }
+RequestBody ping(FieldChecks&) { return PingRequest{}; }
+
+using Builder = RequestBody (*)(FieldChecks&);
+
+constexpr std::pair<std::string_view, Builder> kOps[] = {
+    {"acquire", acquire}, {"renew", renew}, {"release", release}, {"keepalive", keepalive},
+    {"check", check},     {"get", get},     {"list", list},       {"history", history},
+    {"revoke", revoke},   {"watch", watch}, {"unwatch", unwatch}, {"stats", stats},
+    {"ping", ping}};
+
+Error bad_request(std::string message) { return Error{errc::bad_request, std::move(message)}; }
+
+std::variant<RequestBody, Error> build(const Fields& fields) {
+  FieldChecks in(fields);
+  auto op = in.optional_string(Field::op);
+  if (in.error()) return *in.error();
+  if (!op) return bad_request("op is required");
+  auto known = std::find_if(std::begin(kOps), std::end(kOps),
+                            [&](const auto& entry) { return entry.first == *op; });
+  if (known == std::end(kOps)) return bad_request("op \"" + *op + "\" is unknown");
+  RequestBody body = known->second(in);
+  if (in.error()) return *in.error();
+  return body;
+}
+
+}  // namespace
+
+ParsedRequest RequestParser::parse(std::string_view line) {
+  padded_.resize(line.size() + simdjson::SIMDJSON_PADDING);
+  std::memcpy(padded_.data(), line.data(), line.size());
+  simdjson::padded_string_view json(padded_.data(), line.size(), padded_.size());
+  if (auto problem = reader_.read(json, fields_)) return {{}, bad_request(std::move(*problem))};
+
+  const FieldValue& id = fields_[static_cast<std::size_t>(Field::id)];
+  if (!id.absent() && id.kind != FieldValue::Kind::string && id.kind != FieldValue::Kind::integer) {
+    return {{}, bad_request("id must be a string or an integer")};
+  }
+  return {std::string(id.absent() ? std::string_view() : id.raw), build(fields_)};
+}
+
+RequestParser& thread_request_parser() {
+  thread_local RequestParser parser;
+  return parser;
+}
+
+}  // namespace tenure

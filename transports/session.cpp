@@ -1,0 +1,245 @@
+#include "transports/session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <cstring>
+
+#include "transports/reply_format.hpp"
+#include "transports/request_parser.hpp"
+
+namespace tenure {
+
+namespace asio = boost::asio;
+using asio::as_tuple;
+using asio::use_awaitable;
+
+namespace {
+
+// Most requests are small: start with this much input buffer and return to it after a big one.
+constexpr std::size_t kInitialInput = 4096;
+// Output buffers grown past this by a burst are released rather than kept per connection.
+constexpr std::size_t kKeptOutputCapacity = 64 * 1024;
+// How long a graceful close waits for the client to stop sending and hang up.
+constexpr auto kLingerTimeout = std::chrono::seconds(1);
+
+}  // namespace
+
+Session::Session(Socket socket, ServerContext& context, Peer peer)
+    : socket_(std::move(socket)),
+      context_(context),
+      strand_(asio::make_strand(socket_.get_executor())),
+      wake_(strand_),
+      peer_(peer),
+      input_(std::min(kInitialInput, context.limits.max_frame + 1), '\0') {}
+
+Session::~Session() { close(); }
+
+void Session::start() {
+  conn_ = context_.engine.connect(weak_from_this());
+  spdlog::debug("connection {} opened by uid {}", conn_, peer_.uid);
+  asio::co_spawn(
+      strand_, [self = shared_from_this()] { return self->read_loop(); }, asio::detached);
+}
+
+void Session::drain() {
+  asio::post(strand_, [self = shared_from_this()] {
+    if (self->state_ != State::open) return;
+    // Requests already read still get their replies; the engine answers waiters as it stops.
+    self->state_ = State::draining;
+    self->stop_read_.emit(asio::cancellation_type::all);
+    self->wake_.cancel();
+    self->settle();
+  });
+}
+
+void Session::abort() {
+  asio::post(strand_, [self = shared_from_this()] { self->close(); });
+}
+
+void Session::on_lost(const Event& event) {
+  asio::post(strand_, [self = shared_from_this(), event] {
+    self->keys_.lease_ended(event.key);
+    self->send([&](std::string& out) { format_lost(out, event); });
+  });
+}
+
+asio::awaitable<void> Session::read_loop() {
+  while (state_ == State::open) {
+    if (reading_paused()) {
+      co_await wait_for_room();
+      continue;
+    }
+    if (auto line = next_line()) {
+      handle_line(*line);
+      continue;
+    }
+    if (!make_room_for_input()) {
+      auto limit = context_.limits.max_frame;
+      send([&](std::string& out) {
+        format_error(out, {},
+                     {errc::frame_too_large,
+                      "a line is longer than " + std::to_string(limit) + " bytes; closing"});
+      });
+      stop_reading(State::flushing);
+      co_return;
+    }
+    auto [error, n] = co_await socket_.async_read_some(
+        asio::buffer(input_.data() + end_, input_.size() - end_),
+        asio::bind_cancellation_slot(stop_read_.slot(), as_tuple(use_awaitable)));
+    if (error) {
+      if (state_ != State::open) co_return;
+      // A last request without its newline is still a request.
+      if (error == asio::error::eof && begin_ < end_) {
+        handle_line(std::string_view(input_.data() + begin_, end_ - begin_));
+      }
+      stop_reading(State::draining);
+      co_return;
+    }
+    end_ += n;
+    read_at_ = context_.engine.clock().now();
+  }
+}
+
+asio::awaitable<void> Session::wait_for_room() {
+  waiting_for_room_ = true;
+  wake_.expires_at(asio::steady_timer::time_point::max());
+  co_await wake_.async_wait(as_tuple(use_awaitable));
+  waiting_for_room_ = false;
+}
+
+bool Session::reading_paused() const { return inflight_ >= context_.limits.max_inflight; }
+
+std::optional<std::string_view> Session::next_line() {
+  const char* base = input_.data();
+  const void* newline = std::memchr(base + scan_, '\n', end_ - scan_);
+  if (newline == nullptr) {
+    scan_ = end_;
+    return std::nullopt;
+  }
+  std::size_t at = static_cast<const char*>(newline) - base;
+  std::string_view line(base + begin_, at - begin_);
+  begin_ = scan_ = at + 1;
+  return line;
+}
+
+// Moves the unconsumed bytes to the front and grows the buffer up to one frame and its newline.
+// False when a whole frame is buffered and still has no newline: the line is too long.
+bool Session::make_room_for_input() {
+  std::size_t kept = end_ - begin_;
+  if (kept == 0 && input_.size() > kInitialInput) {
+    input_.resize(kInitialInput);
+    input_.shrink_to_fit();
+  } else if (begin_ > 0) {
+    std::memmove(input_.data(), input_.data() + begin_, kept);
+  }
+  scan_ -= begin_;
+  end_ = kept;
+  begin_ = 0;
+  if (end_ < input_.size()) return true;
+  std::size_t limit = context_.limits.max_frame + 1;
+  if (input_.size() >= limit) return false;
+  input_.resize(std::min(limit, input_.size() * 2));
+  return true;
+}
+
+void Session::handle_line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.find_first_not_of(" \t") == std::string_view::npos) return;  // blank lines
+  ParsedRequest parsed = thread_request_parser().parse(line);
+  if (auto* error = std::get_if<Error>(&parsed.body)) {
+    send([&](std::string& out) { format_error(out, parsed.id, *error); });
+    return;
+  }
+  dispatch(std::move(parsed.id), std::get<RequestBody>(parsed.body));
+}
+
+void Session::start_writing() {
+  if (writing_ || pending_.empty() || ended()) return;
+  writing_ = true;
+  asio::co_spawn(
+      strand_, [self = shared_from_this()] { return self->write_loop(); }, asio::detached);
+}
+
+asio::awaitable<void> Session::write_loop() {
+  while (!pending_.empty() && !ended()) {
+    std::swap(pending_, outgoing_);
+    auto [error, n] =
+        co_await asio::async_write(socket_, asio::buffer(outgoing_), as_tuple(use_awaitable));
+    outgoing_.clear();
+    if (outgoing_.capacity() > kKeptOutputCapacity) outgoing_.shrink_to_fit();
+    if (error) {
+      close();
+      break;
+    }
+  }
+  writing_ = false;
+  settle();
+}
+
+void Session::stop_reading(State next) {
+  state_ = next;
+  disconnect();
+  settle();
+}
+
+void Session::settle() {
+  if (ended()) return;
+  if (waiting_for_room_ && (state_ != State::open || !reading_paused())) wake_.cancel();
+  bool written = pending_.empty() && !writing_;
+  bool done = state_ == State::flushing || (state_ == State::draining && inflight_ == 0);
+  if (!written || !done) return;
+  state_ = State::closing;
+  asio::co_spawn(
+      strand_, [self = shared_from_this()] { return self->close_gracefully(); }, asio::detached);
+}
+
+// Closing a socket with unread input resets the connection, and the reset can destroy replies
+// the client has not read yet. So: stop sending (the client reads our replies, then the end),
+// discard what it still sends until it hangs up or the deadline passes, and only then close.
+asio::awaitable<void> Session::close_gracefully() {
+  boost::system::error_code ignored;
+  socket_.shutdown(Socket::shutdown_send, ignored);
+  wake_.expires_after(kLingerTimeout);
+  wake_.async_wait([self = shared_from_this()](boost::system::error_code error) {
+    if (!error) self->close();
+  });
+  for (;;) {
+    auto [error, n] =
+        co_await socket_.async_read_some(asio::buffer(input_), as_tuple(use_awaitable));
+    if (error) break;
+  }
+  close();
+}
+
+void Session::disconnect() {
+  if (disconnected_) return;
+  disconnected_ = true;
+  // Ends its release_on_disconnect leases and drops its waiters (§3).
+  context_.engine.disconnect(conn_, keys_.take());
+}
+
+void Session::close_unread() {
+  spdlog::warn("connection {} (uid {}): closing, over {} bytes of replies unread", conn_, peer_.uid,
+               context_.limits.max_output);
+  close();
+}
+
+void Session::close() {
+  if (state_ == State::closed) return;
+  state_ = State::closed;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  wake_.cancel();
+  disconnect();
+  context_.registry.remove(this);
+  spdlog::debug("connection {} closed", conn_);
+}
+
+}  // namespace tenure

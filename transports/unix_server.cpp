@@ -1,0 +1,112 @@
+#include "transports/unix_server.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <future>
+
+#include "transports/peer_credentials.hpp"
+#include "transports/reply_format.hpp"
+#include "transports/session.hpp"
+#include "transports/socket_path.hpp"
+
+namespace tenure {
+
+namespace asio = boost::asio;
+using asio::as_tuple;
+using asio::use_awaitable;
+
+namespace {
+
+// After a failed accept (say, out of file descriptors) wait before the next, not spin.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+
+}  // namespace
+
+UnixServer::UnixServer(asio::io_context& io, ServerContext& context, std::size_t max_connections)
+    : context_(context), max_connections_(max_connections), acceptor_(asio::make_strand(io)) {}
+
+bool UnixServer::listen(const std::string& path, std::string& error) {
+  if (!claim_socket_path(path, error)) return false;
+  boost::system::error_code ec;
+  asio::local::stream_protocol::endpoint endpoint(path);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (ec) {
+    error = "cannot bind " + path + ": " + ec.message();
+    return false;
+  }
+  path_ = path;
+  // The umask already made it so; this says it where it matters (§7).
+  if (::chmod(path.c_str(), 0600) != 0) spdlog::warn("cannot chmod 0600 {}", path);
+  acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    error = "cannot listen on " + path + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+void UnixServer::start() {
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
+}
+
+void UnixServer::stop() {
+  std::promise<void> closed;
+  asio::post(acceptor_.get_executor(), [&] {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    closed.set_value();
+  });
+  closed.get_future().wait();
+  if (!path_.empty()) ::unlink(path_.c_str());
+}
+
+asio::awaitable<void> UnixServer::accept_loop() {
+  asio::steady_timer backoff(acceptor_.get_executor());
+  while (acceptor_.is_open()) {
+    auto [error, socket] = co_await acceptor_.async_accept(as_tuple(use_awaitable));
+    if (!acceptor_.is_open()) co_return;
+    if (error) {
+      spdlog::warn("accept on {} failed: {}", path_, error.message());
+      backoff.expires_after(kAcceptBackoff);
+      co_await backoff.async_wait(as_tuple(use_awaitable));
+      continue;
+    }
+    admit(std::move(socket));
+  }
+}
+
+void UnixServer::admit(Socket socket) {
+  auto peer = peer_of(socket.native_handle());
+  if (!peer) return;  // gone before we could ask who it was
+  if (context_.registry.size() >= max_connections_) {
+    std::string line;
+    format_error(line, {},
+                 {errc::too_many_requests,
+                  "too many connections (at most " + std::to_string(max_connections_) + ")"});
+    line.push_back('\n');
+    asio::co_spawn(socket.get_executor(), refuse(std::move(socket), std::move(line)),
+                   asio::detached);
+    return;
+  }
+  auto session = std::make_shared<Session>(std::move(socket), context_, *peer);
+  context_.registry.add(session);
+  session->start();
+}
+
+asio::awaitable<void> UnixServer::refuse(Socket socket, std::string line) {
+  co_await asio::async_write(socket, asio::buffer(line), as_tuple(use_awaitable));
+  boost::system::error_code ignored;
+  socket.close(ignored);
+}
+
+}  // namespace tenure

@@ -1,0 +1,38 @@
+#pragma once
+// Listens on the Unix socket (§2, §7): accepts connections, learns each peer's uid, and refuses
+// those past --max-connections with a too_many_requests line. At shutdown it stops accepting
+// and removes its socket file.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/strand.hpp>
+#include <string>
+
+#include "transports/server_context.hpp"
+
+namespace tenure {
+
+class UnixServer {
+ public:
+  UnixServer(boost::asio::io_context& io, ServerContext& context, std::size_t max_connections);
+
+  // Binds and listens on `path` (replacing a stale socket file); false with `error` if not.
+  bool listen(const std::string& path, std::string& error);
+  void start();
+  // Stops accepting and removes the socket file. Blocks; call it from outside the io threads.
+  void stop();
+
+ private:
+  using Socket = boost::asio::local::stream_protocol::socket;
+
+  boost::asio::awaitable<void> accept_loop();
+  void admit(Socket socket);
+  static boost::asio::awaitable<void> refuse(Socket socket, std::string line);
+
+  ServerContext& context_;
+  std::size_t max_connections_;
+  boost::asio::local::stream_protocol::acceptor acceptor_;  // on a strand: stop() posts to it
+  std::string path_;
+};
+
+}  // namespace tenure
