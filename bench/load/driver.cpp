@@ -1,0 +1,365 @@
+#include "bench/load/driver.hpp"
+
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "bench/load/fencing_check.hpp"
+#include "bench/load/key_chooser.hpp"
+#include "bench/load/lock_client.hpp"
+
+namespace tenure::bench {
+
+namespace asio = boost::asio;
+using asio::as_tuple;
+using asio::use_awaitable;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+// How long after the end connections may take to finish their last cycles before they are
+// closed: a cycle caught in a stall must not keep the run going.
+constexpr std::int64_t kGraceNs = 5'000'000'000;
+// While waiting for `lost` events (expiry), how often to look.
+constexpr auto kExpiryPoll = std::chrono::milliseconds(20);
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
+      .count();
+}
+
+SteadyClock::time_point at_ns(std::int64_t ns) {
+  return SteadyClock::time_point(
+      std::chrono::duration_cast<SteadyClock::duration>(std::chrono::nanoseconds(ns)));
+}
+
+std::int64_t ms_to_ns(std::int64_t ms) { return ms * 1'000'000; }
+
+// Operations a cycle of the mix sends when nothing is held: what --rate is divided by.
+int ops_per_cycle(Mix mix) {
+  switch (mix) {
+    case Mix::acquire_renew_release:
+      return 3;
+    case Mix::expiry:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+struct Shared {
+  explicit Shared(const Config& c) : config(c), check(c.keys), zipf(KeyChooser::zipf_table(c)) {
+    // Owners differ from any earlier run's, whose leases may still be live on the same server.
+    nonce = "b" + std::to_string(std::random_device{}()) + "-";
+    start = now_ns();
+    warmup_end = start + ms_to_ns(c.warmup.count());
+    stop_at = warmup_end + ms_to_ns(c.duration.count());
+  }
+  bool stopping(std::int64_t now) const { return stop.load() || now >= stop_at; }
+
+  const Config& config;
+  FencingCheck check;
+  std::shared_ptr<const std::vector<double>> zipf;
+  std::string nonce;
+  std::int64_t start, warmup_end, stop_at;
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> measured{0};
+  std::atomic<std::int64_t> measure_end{0};  // set when --ops is reached
+  std::atomic<std::uint64_t> next_expiry_key{0};
+};
+
+class Worker;
+
+// One client connection and the cycles it runs.
+class Connection {
+ public:
+  Connection(Worker& worker, std::size_t index);
+  asio::awaitable<void> run();
+  void close() { client_->close(); }
+
+ private:
+  asio::awaitable<void> open_loop();
+  // One lock cycle; false once the connection is unusable.
+  asio::awaitable<bool> cycle(std::int64_t intended);
+  asio::awaitable<void> sleep_ms(std::int64_t ms);
+  asio::awaitable<void> wait_for_expiries();
+  void spawn(asio::awaitable<void> task);
+  bool measured(std::int64_t start, std::int64_t end) const;
+  void count(const OpResult& r, std::int64_t start, std::int64_t end);
+  void on_lost(std::string_view key, std::int64_t received_ms);
+
+  Worker& worker_;
+  Shared& shared_;
+  const Config& config_;
+  Stats& stats_;
+  std::size_t index_;
+  std::unique_ptr<LockClient> client_;
+  std::uint64_t cycles_started_ = 0;
+  std::size_t active_ = 0;
+  asio::steady_timer idle_;  // cancelled when the last running cycle ends
+  std::unordered_map<std::string, std::int64_t> expiring_;  // expiry: key -> expires_at (ms)
+};
+
+class Worker {
+ public:
+  Worker(Shared& shared, std::size_t index)
+      : shared(shared),
+        chooser(shared.config, shared.zipf, shared.config.seed * 1000 + index),
+        watchdog_(io) {}
+
+  void add_connection(std::size_t index) {
+    connections_.push_back(std::make_unique<Connection>(*this, index));
+  }
+
+  void start() {
+    for (auto& c : connections_) {
+      asio::co_spawn(io, c->run(), [this](std::exception_ptr error) {
+        if (error) ++stats.errors["exception"];
+        // The watchdog keeps io.run() going; it goes once every connection has ended.
+        if (++done_ == connections_.size()) watchdog_.cancel();
+      });
+    }
+    const Config& config = shared.config;
+    std::int64_t grace = kGraceNs;
+    if (config.mix == Mix::waiters) grace += ms_to_ns(config.wait_ms);
+    if (config.mix == Mix::expiry) grace += ms_to_ns(config.ttl_ms);
+    watchdog_.expires_at(at_ns(shared.stop_at + grace));
+    watchdog_.async_wait([this](boost::system::error_code error) {
+      if (!error) {
+        for (auto& c : connections_) c->close();
+      }
+    });
+    thread_ = std::thread([this] { io.run(); });
+  }
+
+  void join() { thread_.join(); }
+
+  Shared& shared;
+  asio::io_context io{1};
+  Stats stats;
+  KeyChooser chooser;
+
+ private:
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::size_t done_ = 0;
+  asio::steady_timer watchdog_;
+  std::thread thread_;
+};
+
+Connection::Connection(Worker& worker, std::size_t index)
+    : worker_(worker),
+      shared_(worker.shared),
+      config_(worker.shared.config),
+      stats_(worker.stats),
+      index_(index),
+      client_(make_client(config_, worker.io.get_executor())),
+      idle_(worker.io) {}
+
+asio::awaitable<void> Connection::run() {
+  try {
+    co_await client_->connect();
+  } catch (const boost::system::system_error& e) {
+    ++stats_.errors["connect: " + e.code().message()];  // what() also names Asio's source line
+    co_return;
+  } catch (const std::exception& e) {
+    ++stats_.errors[std::string("connect: ") + e.what()];
+    co_return;
+  }
+  client_->on_lost([this](std::string_view key, std::int64_t ms) { on_lost(key, ms); });
+  if (config_.rate) {
+    co_await open_loop();
+  } else {
+    for (std::size_t slot = 0; slot < config_.pipeline; ++slot) {
+      spawn([](Connection* self) -> asio::awaitable<void> {
+        while (!self->shared_.stopping(now_ns()) && co_await self->cycle(now_ns())) {
+        }
+      }(this));
+    }
+  }
+  if (active_ > 0) {
+    idle_.expires_at(SteadyClock::time_point::max());
+    co_await idle_.async_wait(as_tuple(use_awaitable));
+  }
+  if (config_.mix == Mix::expiry) co_await wait_for_expiries();
+  client_->close();
+}
+
+void Connection::spawn(asio::awaitable<void> task) {
+  ++active_;
+  asio::co_spawn(worker_.io, std::move(task), [this](std::exception_ptr error) {
+    if (error) ++stats_.errors["exception"];
+    if (--active_ == 0) idle_.cancel();
+  });
+}
+
+asio::awaitable<void> Connection::open_loop() {
+  double per_connection = *config_.rate / static_cast<double>(config_.connections);
+  auto interval = static_cast<std::int64_t>(ops_per_cycle(config_.mix) * 1e9 / per_connection);
+  // Connections start their schedules staggered, so that their cycles do not come in bursts.
+  std::int64_t next = shared_.start + interval * static_cast<std::int64_t>(index_) /
+                                          static_cast<std::int64_t>(config_.connections);
+  asio::steady_timer timer(worker_.io);
+  while (!shared_.stopping(next)) {
+    if (now_ns() < next) {
+      timer.expires_at(at_ns(next));
+      co_await timer.async_wait(as_tuple(use_awaitable));
+    }
+    // Behind schedule, cycles start at once, each still timed from when it was due.
+    spawn([](Connection* self, std::int64_t due) -> asio::awaitable<void> {
+      co_await self->cycle(due);
+    }(this, next));
+    next += interval;
+  }
+}
+
+asio::awaitable<bool> Connection::cycle(std::int64_t intended) {
+  const Config& c = config_;
+  std::size_t key =
+      c.mix == Mix::expiry ? shared_.next_expiry_key++ % c.keys : worker_.chooser.next();
+  std::string key_name = c.key_prefix + std::to_string(key);
+  std::uint64_t owner_id = (static_cast<std::uint64_t>(index_ + 1) << 40) | ++cycles_started_;
+  std::string owner = shared_.nonce + std::to_string(owner_id);
+  bool queue = c.mix == Mix::waiters && c.target == Target::tenure;
+  bool retry = c.mix == Mix::contended || c.mix == Mix::waiters;
+  LockArgs args{key_name, owner, c.ttl_ms, queue ? c.wait_ms : 0};
+  Hold hold;
+
+  std::int64_t start = intended;  // an open-loop cycle is late from when it was due
+  for (;;) {
+    std::int64_t sent = now_ns();
+    OpResult r = co_await client_->acquire(args, hold);
+    std::int64_t end = now_ns();
+    count(r, start, end);
+    if (r.outcome == Outcome::acquired) {
+      shared_.check.acquired(key, owner_id, r.token, sent, end, ms_to_ns(c.ttl_ms));
+      if (measured(intended, end)) stats_.lock_wait.record((end - intended) / 1000);
+      break;
+    }
+    if (r.outcome != Outcome::held || !retry || shared_.stopping(end)) {
+      co_await client_->abandon(hold);
+      co_return r.error_kind != "closed";
+    }
+    co_await sleep_ms(c.retry_ms);
+    start = now_ns();
+  }
+
+  if (c.mix == Mix::expiry) {
+    if (hold.expires_at_ms > 0) {
+      expiring_[key_name] = hold.expires_at_ms;
+      ++stats_.leases_to_expire;
+    }
+    if (measured(intended, now_ns())) ++stats_.cycles;
+    co_return true;
+  }
+  if (c.mix == Mix::acquire_renew_release) {
+    start = now_ns();
+    OpResult r = co_await client_->renew(args, hold);
+    count(r, start, now_ns());
+  }
+  start = now_ns();
+  shared_.check.releasing(key, owner_id, start);
+  OpResult r = co_await client_->release(args, hold);
+  std::int64_t end = now_ns();
+  count(r, start, end);
+  if (r.outcome == Outcome::released && measured(intended, end)) ++stats_.cycles;
+  co_return r.error_kind != "closed";
+}
+
+asio::awaitable<void> Connection::sleep_ms(std::int64_t ms) {
+  if (ms <= 0) co_return;
+  asio::steady_timer timer(worker_.io, std::chrono::milliseconds(ms));
+  co_await timer.async_wait(as_tuple(use_awaitable));
+}
+
+asio::awaitable<void> Connection::wait_for_expiries() {
+  std::int64_t deadline = now_ns() + ms_to_ns(config_.ttl_ms) + kGraceNs;
+  while (!expiring_.empty() && now_ns() < deadline) {
+    asio::steady_timer timer(worker_.io, kExpiryPoll);
+    co_await timer.async_wait(as_tuple(use_awaitable));
+  }
+}
+
+void Connection::on_lost(std::string_view key, std::int64_t received_ms) {
+  auto it = expiring_.find(std::string(key));
+  if (it == expiring_.end()) {
+    ++stats_.errors["lease_lost"];  // a lease the cycle still meant to release ran out
+    return;
+  }
+  stats_.lateness.record(
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, received_ms - it->second)));
+  ++stats_.lost_events;
+  expiring_.erase(it);
+}
+
+// An operation counts if it started after the warm-up and ended inside the measured window.
+bool Connection::measured(std::int64_t start, std::int64_t end) const {
+  std::int64_t stop = shared_.measure_end.load();
+  return start >= shared_.warmup_end && end <= shared_.stop_at && (stop == 0 || end <= stop);
+}
+
+void Connection::count(const OpResult& r, std::int64_t start, std::int64_t end) {
+  if (!measured(start, end)) return;
+  if (config_.ops) {
+    std::uint64_t n = ++shared_.measured;
+    if (n > *config_.ops) return;
+    if (n == *config_.ops) {
+      shared_.measure_end = end;
+      shared_.stop = true;
+    }
+  }
+  ++stats_.ops;
+  stats_.latency.record(static_cast<std::uint64_t>((end - start) / 1000));
+  switch (r.outcome) {
+    case Outcome::acquired:
+      ++stats_.acquired;
+      break;
+    case Outcome::held:
+      ++stats_.held;
+      break;
+    case Outcome::renewed:
+      ++stats_.renewed;
+      break;
+    case Outcome::released:
+      ++stats_.released;
+      break;
+    case Outcome::not_holder:
+      ++stats_.not_holder;
+      break;
+    case Outcome::error:
+      ++stats_.errors[r.error_kind];
+      break;
+  }
+}
+
+}  // namespace
+
+RunResult run(const Config& config) {
+  Shared shared(config);
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::size_t threads = std::min(config.threads, config.connections);
+  for (std::size_t t = 0; t < threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
+  for (std::size_t c = 0; c < config.connections; ++c) workers[c % threads]->add_connection(c);
+  for (auto& w : workers) w->start();
+
+  RunResult result;
+  for (auto& w : workers) {
+    w->join();
+    result.stats.merge(w->stats);
+  }
+  std::int64_t end = shared.measure_end.load() ? shared.measure_end.load() : shared.stop_at;
+  result.seconds = static_cast<double>(end - shared.warmup_end) / 1e9;
+  result.checked = shared.check.checked();
+  result.double_grants = shared.check.double_grants();
+  result.token_regressions = shared.check.token_regressions();
+  return result;
+}
+
+}  // namespace tenure::bench

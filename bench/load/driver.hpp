@@ -1,0 +1,23 @@
+#pragma once
+// Runs the configured load: client threads, each with its own event loop and its share of the
+// connections; every connection runs lock cycles either closed loop (--pipeline cycles in
+// flight, each starting when the last ended) or open loop (--rate: cycles started on a fixed
+// schedule whatever the replies do, timed from when they were due).
+#include <cstdint>
+
+#include "bench/load/config.hpp"
+#include "bench/load/stats.hpp"
+
+namespace tenure::bench {
+
+struct RunResult {
+  Stats stats;
+  double seconds = 0;  // the measured window
+  std::uint64_t checked = 0;
+  std::uint64_t double_grants = 0;
+  std::uint64_t token_regressions = 0;
+};
+
+RunResult run(const Config& config);
+
+}  // namespace tenure::bench

@@ -1,0 +1,68 @@
+#pragma once
+// The fenced lock as each target implements it, behind one interface so that the workload,
+// timing and checks are the same code for every system. A LockClient is one client
+// connection's worth of concurrency: tenure and redis multiplex all of its cycles on one
+// pipelined socket; etcd (HTTP/1.1, one request at a time per connection) keeps a small pool.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "bench/load/config.hpp"
+
+namespace tenure::bench {
+
+enum class Outcome {
+  acquired,  // a fresh tenure (token is set)
+  held,      // someone else holds the key (or a queued acquire timed out)
+  renewed,
+  released,
+  not_holder,  // renew/release of a lease we no longer hold (it expired)
+  error,       // error_kind says which
+};
+
+// What one held lease needs to be renewed and released.
+struct Hold {
+  std::uint64_t token = 0;
+  std::int64_t lease_id = 0;       // etcd's lease
+  std::int64_t expires_at_ms = 0;  // tenure: the deadline the server reported (wall clock)
+};
+
+struct LockArgs {
+  std::string_view key;
+  std::string_view owner;
+  std::int64_t ttl_ms = 0;
+  std::int64_t wait_ms = 0;  // > 0: queue on the server (tenure only)
+};
+
+struct OpResult {
+  Outcome outcome = Outcome::error;
+  std::uint64_t token = 0;
+  std::string error_kind;  // for Outcome::error: the server's code or the client's failure
+};
+
+// Told of a tenure `lost` event: the key, and when it arrived (wall clock, ms).
+using LostSink = std::function<void(std::string_view key, std::int64_t received_ms)>;
+
+class LockClient {
+ public:
+  virtual ~LockClient() = default;
+  // Connects and prepares (redis: loads the scripts); throws on failure.
+  virtual boost::asio::awaitable<void> connect() = 0;
+  virtual boost::asio::awaitable<OpResult> acquire(const LockArgs& args, Hold& hold) = 0;
+  virtual boost::asio::awaitable<OpResult> renew(const LockArgs& args, Hold& hold) = 0;
+  virtual boost::asio::awaitable<OpResult> release(const LockArgs& args, Hold& hold) = 0;
+  // A cycle ends without the lock: frees what acquire set aside (etcd: its lease).
+  virtual boost::asio::awaitable<void> abandon(Hold&) { co_return; }
+  // Fails every call in flight (error "closed") and refuses new ones.
+  virtual void close() = 0;
+  // Server-pushed lease losses, where the target has them (tenure).
+  virtual void on_lost(LostSink) {}
+};
+
+std::unique_ptr<LockClient> make_client(const Config& config, boost::asio::any_io_executor ex);
+
+}  // namespace tenure::bench

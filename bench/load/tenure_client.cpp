@@ -1,0 +1,166 @@
+#include "bench/load/tenure_client.hpp"
+
+#include <simdjson.h>
+
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <unordered_map>
+
+#include "bench/load/pipelined_stream.hpp"
+#include "core/json_writer.hpp"
+
+namespace tenure::bench {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// "2026-11-30T03:55:33.123Z" as milliseconds since the epoch; 0 if it is not that shape.
+std::int64_t parse_rfc3339_ms(std::string_view t) {
+  if (t.size() != 24 || t[4] != '-' || t[10] != 'T' || t[19] != '.' || t[23] != 'Z') return 0;
+  auto num = [&](std::size_t at, std::size_t len) {
+    int v = 0;
+    for (std::size_t i = at; i < at + len; ++i) v = v * 10 + (t[i] - '0');
+    return v;
+  };
+  using namespace std::chrono;
+  sys_days day = year{num(0, 4)} / month{static_cast<unsigned>(num(5, 2))} /
+                 std::chrono::day{static_cast<unsigned>(num(8, 2))};
+  auto at = day + hours{num(11, 2)} + minutes{num(14, 2)} + seconds{num(17, 2)} +
+            milliseconds{num(20, 3)};
+  return duration_cast<milliseconds>(at.time_since_epoch()).count();
+}
+
+std::int64_t wall_now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+struct Reply {
+  std::string status;  // empty: the connection failed
+  std::string error;
+  std::uint64_t token = 0;
+  bool fresh = false;
+  std::int64_t expires_at_ms = 0;
+};
+
+class TenureClient final : public LockClient, private PipelinedStream {
+ public:
+  TenureClient(const Config& config, asio::any_io_executor ex)
+      : PipelinedStream(ex), path_(config.socket) {}
+
+  asio::awaitable<void> connect() override { co_await open(path_); }
+
+  asio::awaitable<OpResult> acquire(const LockArgs& args, Hold& hold) override {
+    Reply r = co_await call("acquire", args, [&](JsonWriter& w) {
+      w.field("ttl_ms", args.ttl_ms);
+      if (args.wait_ms > 0) w.field("wait_ms", args.wait_ms);
+    });
+    if (r.status == "acquired") {
+      // Every cycle uses a new owner, so an acquire that is not fresh means a server fault.
+      if (!r.fresh) co_return OpResult{Outcome::error, 0, "acquired_not_fresh"};
+      hold.token = r.token;
+      hold.expires_at_ms = r.expires_at_ms;
+      co_return OpResult{Outcome::acquired, r.token, {}};
+    }
+    co_return outcome(r, "held", Outcome::held);
+  }
+
+  asio::awaitable<OpResult> renew(const LockArgs& args, Hold& hold) override {
+    Reply r = co_await call("renew", args, [&](JsonWriter& w) {
+      w.field("ttl_ms", args.ttl_ms).field("token", hold.token);
+    });
+    co_return outcome(r, "renewed", Outcome::renewed);
+  }
+
+  asio::awaitable<OpResult> release(const LockArgs& args, Hold& hold) override {
+    Reply r = co_await call("release", args, [&](JsonWriter& w) { w.field("token", hold.token); });
+    co_return outcome(r, "released", Outcome::released);
+  }
+
+  void close() override { PipelinedStream::close(); }
+  void on_lost(LostSink sink) override { lost_ = std::move(sink); }
+
+ private:
+  static OpResult outcome(const Reply& r, std::string_view expected, Outcome as) {
+    if (r.status == expected) return {as, r.token, {}};
+    if (r.status == "not_holder") return {Outcome::not_holder, 0, {}};
+    if (r.status == "error") return {Outcome::error, 0, r.error};
+    return {Outcome::error, 0, r.status.empty() ? "closed" : "unexpected_" + r.status};
+  }
+
+  template <typename Extra>
+  asio::awaitable<Reply> call(std::string_view op, const LockArgs& args, Extra extra) {
+    if (!is_open()) co_return Reply{};
+    std::uint64_t id = ++last_id_;
+    line_.clear();
+    JsonWriter w(line_);
+    w.begin_object()
+        .field("id", id)
+        .field("op", op)
+        .field("key", args.key)
+        .field("owner", args.owner);
+    extra(w);
+    w.end_object();
+    line_.push_back('\n');
+    send(line_);
+    co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(Reply)>(
+        [this, id](auto handler) { waiting_.emplace(id, Waiter<Reply>(std::move(handler))); },
+        asio::use_awaitable);
+  }
+
+  std::size_t consume(std::string_view data) override {
+    std::size_t used = 0;
+    for (;;) {
+      std::size_t newline = data.find('\n', used);
+      if (newline == std::string_view::npos) return used;
+      handle(data.substr(used, newline - used));
+      used = newline + 1;
+    }
+  }
+
+  void handle(std::string_view line) {
+    simdjson::dom::element doc;
+    if (parser_.parse(line.data(), line.size()).get(doc)) return close();
+    std::string_view text;
+    if (!doc["event"].get(text)) {
+      if (text == "lost" && lost_ && !doc["key"].get(text)) lost_(text, wall_now_ms());
+      return;
+    }
+    std::uint64_t id = 0;
+    if (doc["id"].get(id)) return close();  // every request has an id: its reply must too
+    auto it = waiting_.find(id);
+    if (it == waiting_.end()) return close();
+    Reply r;
+    if (!doc["status"].get(text)) r.status = text;
+    if (r.status.empty()) r.status = "missing_status";
+    if (!doc["error"].get(text)) r.error = text;
+    if (doc["token"].get(r.token)) r.token = 0;  // absent or null
+    if (doc["fresh"].get(r.fresh)) r.fresh = false;
+    if (lost_ && !doc["expires_at"].get(text)) r.expires_at_ms = parse_rfc3339_ms(text);
+    Waiter<Reply> waiter = std::move(it->second);
+    waiting_.erase(it);
+    complete(std::move(waiter), std::move(r));
+  }
+
+  void fail_all() override {
+    auto waiting = std::move(waiting_);
+    waiting_.clear();
+    for (auto& [id, waiter] : waiting) complete(std::move(waiter), Reply{});
+  }
+
+  std::string path_;
+  std::uint64_t last_id_ = 0;
+  std::string line_;
+  std::unordered_map<std::uint64_t, Waiter<Reply>> waiting_;
+  simdjson::dom::parser parser_;
+  LostSink lost_;
+};
+
+}  // namespace
+
+std::unique_ptr<LockClient> make_tenure_client(const Config& config, asio::any_io_executor ex) {
+  return std::make_unique<TenureClient>(config, std::move(ex));
+}
+
+}  // namespace tenure::bench
