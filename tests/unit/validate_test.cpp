@@ -1,6 +1,8 @@
 #include "core/validate.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <ctime>
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
@@ -32,6 +34,21 @@ TEST_CASE("times are RFC 3339 UTC with milliseconds", "[core]") {
   CHECK(format_time(0) == "1970-01-01T00:00:00.000Z");
   CHECK(format_time(1'796'010'933'123) == "2026-11-30T03:55:33.123Z");
   CHECK(format_time(-1) == "1969-12-31T23:59:59.999Z");
+  CHECK(format_time(951'782'400'000) == "2000-02-29T00:00:00.000Z");
+  CHECK(format_time(4'102'444'799'999) == "2099-12-31T23:59:59.999Z");
+}
+
+TEST_CASE("time formatting agrees with gmtime from 1970 to 2286", "[core]") {
+  for (Millis t = 0; t < 10'000'000'000'000; t += 7'777'777'777) {
+    std::time_t secs = static_cast<std::time_t>(t / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(t % 1000));
+    REQUIRE(format_time(t) == expected);
+  }
 }
 
 TEST_CASE("the JSON writer escapes strings and separates members", "[core]") {
