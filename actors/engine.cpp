@@ -90,18 +90,13 @@ bool Engine::start(std::string& error) {
     return false;
   }
   std::size_t corrupt = 0;
+  // Each recovery turn counts down once its writes are handed to the ledger; then one flush
+  // makes them all durable before the first request is served.
+  std::latch turns(static_cast<std::ptrdiff_t>(rows.size()));
   for (auto& [key, loaded] : rows) {
     corrupt += loaded.corrupt ? 1 : 0;
-    core.registry.ref(key)->post_recover(std::move(loaded));
+    core.registry.ref(key)->post_recover(std::move(loaded), [&turns] { turns.count_down(); });
   }
-  // Wait until every recovery turn has run and its writes are durable.
-  std::latch turns(static_cast<std::ptrdiff_t>(core.registry.resident()) + 1);
-  for (auto& actor : core.registry.snapshot()) {
-    actor->refs.fetch_add(1);
-    actor->post_get(GetRequest{actor->key(), Caller{0, true, 0, core.clock.now()}},
-                    [&turns](GetResult) { turns.count_down(); });
-  }
-  turns.count_down();
   turns.wait();
   core.ledger->writer().flush();
   std::size_t compacted = core.ledger->compact_history(core.clock.now());

@@ -410,8 +410,8 @@ void KeyActor::post_disconnect(ConnId conn) {
   });
 }
 
-void KeyActor::post_recover(storage::LoadedState loaded) {
-  post(true, [this, loaded = std::move(loaded)]() mutable {
+void KeyActor::post_recover(storage::LoadedState loaded, std::function<void()> turn_done) {
+  post(true, [this, loaded = std::move(loaded), turn_done = std::move(turn_done)]() mutable {
     state_ = std::move(loaded.state);
     loaded_ = true;
     Step step;
@@ -428,6 +428,7 @@ void KeyActor::post_recover(storage::LoadedState loaded) {
     }
     settle(now, step);
     finish(step);
+    turn_done();
   });
 }
 

@@ -33,7 +33,8 @@ class KeyActor : public std::enable_shared_from_this<KeyActor> {
   void post_get(GetRequest request, Reply<GetResult> reply);
   void post_history(HistoryRequest request, Reply<HistoryResult> reply);
   void post_disconnect(ConnId conn);
-  void post_recover(storage::LoadedState loaded);
+  // `turn_done` is called once the recovery turn has handed its writes to the ledger.
+  void post_recover(storage::LoadedState loaded, std::function<void()> turn_done);
   void post_shutdown();
   // From the registry's timer; holds no reference.
   void post_wake(Millis at);
