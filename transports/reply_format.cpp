@@ -9,16 +9,16 @@ namespace {
 // The engine words its own refusals; this covers a forbidden status that comes without one.
 const Error kForbidden{errc::forbidden, "the lease was acquired by another principal"};
 
-JsonWriter& begin_reply(JsonWriter& w, std::string_view id, std::string_view status) {
+JsonWriter& begin_reply(JsonWriter& w, std::string_view id, ReplyStatus status) {
   w.begin_object();
   if (!id.empty()) w.key("id").raw(id);
-  return w.field("status", status);
+  return w.field("status", to_string(status));
 }
 
 // The shared shape of every refused renew, release, revoke and check.
-void format_not_holder(std::string& out, std::string_view id, const HolderResult& result) {
+ReplyOutcome format_not_holder(std::string& out, std::string_view id, const HolderResult& result) {
   JsonWriter w(out);
-  begin_reply(w, id, "not_holder")
+  begin_reply(w, id, ReplyStatus::not_holder)
       .field("key", result.key)
       .field("reason", to_string(result.reason));
   if (result.lease) {
@@ -27,25 +27,21 @@ void format_not_holder(std::string& out, std::string_view id, const HolderResult
     w.null_field("holder").null_field("token");
   }
   w.end_object();
+  return ReplyStatus::not_holder;
 }
 
-// Handles what every holder operation shares: engine errors, forbidden and not_holder. True when
-// the reply is written.
-bool format_holder_refusal(std::string& out, std::string_view id, const HolderResult& result) {
-  if (result.error) {
-    format_error(out, id, *result.error);
-  } else if (result.status == HolderStatus::forbidden) {
-    format_error(out, id, kForbidden);
-  } else if (result.status == HolderStatus::not_holder) {
-    format_not_holder(out, id, result);
-  } else {
-    return false;
-  }
-  return true;
+// Handles what every holder operation shares: engine errors, forbidden and not_holder. The
+// outcome when the reply is written.
+std::optional<ReplyOutcome> format_holder_refusal(std::string& out, std::string_view id,
+                                                  const HolderResult& result) {
+  if (result.error) return format_error(out, id, *result.error);
+  if (result.status == HolderStatus::forbidden) return format_error(out, id, kForbidden);
+  if (result.status == HolderStatus::not_holder) return format_not_holder(out, id, result);
+  return std::nullopt;
 }
 
 void format_held(JsonWriter& w, std::string_view id, const AcquireResult& result) {
-  begin_reply(w, id, "held").field("key", result.key);
+  begin_reply(w, id, ReplyStatus::held).field("key", result.key);
   if (result.status == AcquireStatus::lock_delay) {
     w.field("reason", "lock_delay").field("retry_after_ms", result.retry_after_ms);
     w.null_field("holder").field("token", result.last_token).null_field("expires_at");
@@ -59,89 +55,107 @@ void format_held(JsonWriter& w, std::string_view id, const AcquireResult& result
 
 }  // namespace
 
-void format_error(std::string& out, std::string_view id, const Error& error) {
-  JsonWriter w(out);
-  begin_reply(w, id, "error").field("error", to_string(error.code));
-  w.field("message", error.message).end_object();
+std::string_view to_string(ReplyStatus status) {
+  static constexpr std::string_view kNames[] = {
+      "acquired", "held", "renewed", "released", "revoked",   "valid",
+      "not_holder", "ok", "pong",    "watching", "unwatched", "error"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(ReplyStatus::count));
+  return kNames[static_cast<std::size_t>(status)];
 }
 
-void format_acquire(std::string& out, std::string_view id, const AcquireResult& result) {
+ReplyOutcome format_error(std::string& out, std::string_view id, const Error& error) {
+  JsonWriter w(out);
+  begin_reply(w, id, ReplyStatus::error).field("error", to_string(error.code));
+  w.field("message", error.message).end_object();
+  return ReplyOutcome(error.code);
+}
+
+ReplyOutcome format_acquire(std::string& out, std::string_view id, const AcquireResult& result) {
   if (result.error) return format_error(out, id, *result.error);
   if (result.status == AcquireStatus::forbidden) return format_error(out, id, kForbidden);
   JsonWriter w(out);
   if (result.status == AcquireStatus::acquired && result.lease) {
-    begin_reply(w, id, "acquired").field("fresh", result.fresh);
+    begin_reply(w, id, ReplyStatus::acquired).field("fresh", result.fresh);
     write_lease_fields(w, result.key, *result.lease);
-    w.field("revision", result.revision);
-  } else {
-    format_held(w, id, result);
+    w.field("revision", result.revision).end_object();
+    return ReplyStatus::acquired;
   }
+  format_held(w, id, result);
   w.end_object();
+  return ReplyStatus::held;
 }
 
-void format_renew(std::string& out, std::string_view id, const HolderResult& result) {
-  if (format_holder_refusal(out, id, result)) return;
+ReplyOutcome format_renew(std::string& out, std::string_view id, const HolderResult& result) {
+  if (auto refused = format_holder_refusal(out, id, result)) return *refused;
   JsonWriter w(out);
-  begin_reply(w, id, "renewed");
+  begin_reply(w, id, ReplyStatus::renewed);
   if (result.lease) write_lease_fields(w, result.key, *result.lease);
   w.field("revision", result.revision).end_object();
+  return ReplyStatus::renewed;
 }
 
-void format_release(std::string& out, std::string_view id, const HolderResult& result) {
-  if (format_holder_refusal(out, id, result)) return;
+ReplyOutcome format_release(std::string& out, std::string_view id, const HolderResult& result) {
+  if (auto refused = format_holder_refusal(out, id, result)) return *refused;
   JsonWriter w(out);
-  begin_reply(w, id, "released").field("key", result.key).field("token", result.token);
+  begin_reply(w, id, ReplyStatus::released).field("key", result.key).field("token", result.token);
   // An idempotent release changed nothing, so it has no revision to report.
   if (result.status == HolderStatus::ok) w.field("revision", result.revision);
   w.end_object();
+  return ReplyStatus::released;
 }
 
-void format_revoke(std::string& out, std::string_view id, const HolderResult& result) {
-  if (format_holder_refusal(out, id, result)) return;
+ReplyOutcome format_revoke(std::string& out, std::string_view id, const HolderResult& result) {
+  if (auto refused = format_holder_refusal(out, id, result)) return *refused;
   JsonWriter w(out);
-  begin_reply(w, id, "revoked").field("key", result.key).field("token", result.token);
+  begin_reply(w, id, ReplyStatus::revoked).field("key", result.key).field("token", result.token);
   w.field("revision", result.revision).end_object();
+  return ReplyStatus::revoked;
 }
 
-void format_check(std::string& out, std::string_view id, const HolderResult& result) {
-  if (format_holder_refusal(out, id, result)) return;
+ReplyOutcome format_check(std::string& out, std::string_view id, const HolderResult& result) {
+  if (auto refused = format_holder_refusal(out, id, result)) return *refused;
   JsonWriter w(out);
-  begin_reply(w, id, "valid");
+  begin_reply(w, id, ReplyStatus::valid);
   write_time(w, "expires_at", result.lease ? result.lease->expires_at : std::nullopt);
   w.end_object();
+  return ReplyStatus::valid;
 }
 
-void format_get(std::string& out, std::string_view id, const GetResult& result) {
+ReplyOutcome format_get(std::string& out, std::string_view id, const GetResult& result) {
   if (result.error) return format_error(out, id, *result.error);
   JsonWriter w(out);
-  begin_reply(w, id, "ok").field("key", result.key);
+  begin_reply(w, id, ReplyStatus::ok).field("key", result.key);
   write_lease(w, "lease", result.key, result.lease);
   w.field("last_token", result.last_token).field("waiters", result.waiters).end_object();
+  return ReplyStatus::ok;
 }
 
-void format_keepalive(std::string& out, std::string_view id, const KeepaliveResult& result) {
+ReplyOutcome format_keepalive(std::string& out, std::string_view id,
+                              const KeepaliveResult& result) {
   if (result.error) return format_error(out, id, *result.error);
   JsonWriter w(out);
-  begin_reply(w, id, "renewed").field("count", result.count);
+  begin_reply(w, id, ReplyStatus::renewed).field("count", result.count);
   w.field("revision", result.revision).end_object();
+  return ReplyStatus::renewed;
 }
 
-void format_list(std::string& out, std::string_view id, const ListResult& result) {
+ReplyOutcome format_list(std::string& out, std::string_view id, const ListResult& result) {
   if (result.error) return format_error(out, id, *result.error);
   JsonWriter w(out);
-  begin_reply(w, id, "ok").key("leases").begin_array();
+  begin_reply(w, id, ReplyStatus::ok).key("leases").begin_array();
   for (const ListedLease& listed : result.leases) {
     w.begin_object();
     write_lease_fields(w, listed.key, listed.lease);
     w.end_object();
   }
   w.end_array().field("next", result.next).end_object();
+  return ReplyStatus::ok;
 }
 
-void format_history(std::string& out, std::string_view id, const HistoryResult& result) {
+ReplyOutcome format_history(std::string& out, std::string_view id, const HistoryResult& result) {
   if (result.error) return format_error(out, id, *result.error);
   JsonWriter w(out);
-  begin_reply(w, id, "ok").key("tenures").begin_array();
+  begin_reply(w, id, ReplyStatus::ok).key("tenures").begin_array();
   for (const TenureRecord& tenure : result.tenures) {
     w.begin_object().field("token", tenure.token).field("owner", tenure.owner);
     write_time(w, "acquired_at", tenure.acquired_at);
@@ -155,17 +169,34 @@ void format_history(std::string& out, std::string_view id, const HistoryResult& 
     w.end_object();
   }
   w.end_array().field("next", result.next).end_object();
+  return ReplyStatus::ok;
 }
 
-void format_pong(std::string& out, std::string_view id) {
+ReplyOutcome format_pong(std::string& out, std::string_view id) {
   JsonWriter w(out);
-  begin_reply(w, id, "pong").end_object();
+  begin_reply(w, id, ReplyStatus::pong).end_object();
+  return ReplyStatus::pong;
 }
 
-void format_stats(std::string& out, std::string_view id, const ServerStats& server,
-                  const EngineStats& engine) {
+ReplyOutcome format_watching(std::string& out, std::string_view id, std::uint64_t watch_id,
+                             Revision current) {
   JsonWriter w(out);
-  begin_reply(w, id, "ok").field("version", server.version).field("uptime_ms", server.uptime_ms);
+  begin_reply(w, id, ReplyStatus::watching).field("watch_id", watch_id);
+  w.field("revision", current).end_object();
+  return ReplyStatus::watching;
+}
+
+ReplyOutcome format_unwatched(std::string& out, std::string_view id, std::uint64_t watch_id) {
+  JsonWriter w(out);
+  begin_reply(w, id, ReplyStatus::unwatched).field("watch_id", watch_id).end_object();
+  return ReplyStatus::unwatched;
+}
+
+ReplyOutcome format_stats(std::string& out, std::string_view id, const ServerStats& server,
+                          const EngineStats& engine) {
+  JsonWriter w(out);
+  begin_reply(w, id, ReplyStatus::ok).field("version", server.version);
+  w.field("uptime_ms", server.uptime_ms);
   w.field("revision", engine.revision).field("live_leases", engine.live_leases);
   w.field("keys", engine.resident_keys).field("connections", server.connections);
   w.field("watchers", server.watchers).key("ops").begin_object();
@@ -173,6 +204,7 @@ void format_stats(std::string& out, std::string_view id, const ServerStats& serv
     w.field(to_string(static_cast<OpKind>(kind)), engine.ops[kind]);
   }
   w.end_object().end_object();
+  return ReplyStatus::ok;
 }
 
 void format_lost(std::string& out, const Event& event) {
@@ -181,6 +213,28 @@ void format_lost(std::string& out, const Event& event) {
   w.field("reason", to_string(event.type));
   write_time(w, "at", event.at);
   w.field("revision", event.revision).end_object();
+}
+
+void format_event(std::string& out, std::uint64_t watch_id, const Event& event) {
+  JsonWriter w(out);
+  w.begin_object().field("event", to_string(event.type)).field("watch_id", watch_id);
+  w.field("revision", event.revision).field("key", event.key).field("owner", event.owner);
+  w.field("token", event.token);
+  write_time(w, "at", event.at);
+  write_time(w, "expires_at", event.expires_at);
+  w.end_object();
+}
+
+void format_lagged(std::string& out, std::uint64_t watch_id, Revision resume_from) {
+  JsonWriter w(out);
+  w.begin_object().field("event", "lagged").field("watch_id", watch_id);
+  w.field("resume_from", resume_from).end_object();
+}
+
+void format_compacted(std::string& out, std::uint64_t watch_id, Revision oldest) {
+  JsonWriter w(out);
+  w.begin_object().field("event", "compacted").field("watch_id", watch_id);
+  w.field("oldest_revision", oldest).end_object();
 }
 
 }  // namespace tenure

@@ -3,7 +3,9 @@
 // engine's own request types; the rest (watch, unwatch, stats, ping) are the transport's.
 #include <cstdint>
 #include <optional>
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "actors/requests.hpp"
@@ -27,6 +29,23 @@ using RequestBody =
     std::variant<AcquireRequest, RenewRequest, ReleaseRequest, KeepaliveRequest, CheckRequest,
                  GetRequest, ListRequest, HistoryRequest, RevokeRequest, WatchRequest,
                  UnwatchRequest, StatsRequest, PingRequest>;
+
+// The ops in the order of RequestBody's alternatives, then the name under which requests that
+// could not be parsed are counted.
+inline constexpr std::string_view kOpNames[] = {
+    "acquire", "renew",   "release", "keepalive", "check", "get",  "list",
+    "history", "revoke",  "watch",   "unwatch",   "stats", "ping", "invalid"};
+inline constexpr std::size_t kInvalidOp = std::variant_size_v<RequestBody>;
+static_assert(std::size(kOpNames) == kInvalidOp + 1);
+
+// Mutations change leases and so need credentials on WebSocket (§7); every other op only reads.
+inline bool is_mutation(const RequestBody& body) {
+  return std::holds_alternative<AcquireRequest>(body) ||
+         std::holds_alternative<RenewRequest>(body) ||
+         std::holds_alternative<ReleaseRequest>(body) ||
+         std::holds_alternative<KeepaliveRequest>(body) ||
+         std::holds_alternative<RevokeRequest>(body);
+}
 
 // The outcome of parsing one line. `id` is the raw JSON text of the request's id, to be echoed
 // verbatim; it is empty when the request had none (or it could not be read).

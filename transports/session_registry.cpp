@@ -1,17 +1,25 @@
 #include "transports/session_registry.hpp"
 
-#include "transports/session.hpp"
+#include "transports/conversation.hpp"
 
 namespace tenure {
 
-void SessionRegistry::add(const std::shared_ptr<Session>& session) {
-  std::lock_guard lock(mutex_);
-  sessions_.emplace(session.get(), session);
+std::string_view to_string(Transport transport) {
+  return transport == Transport::unix_socket ? "unix" : "websocket";
 }
 
-void SessionRegistry::remove(const Session* session) {
+void SessionRegistry::add(const std::shared_ptr<Conversation>& session) {
   std::lock_guard lock(mutex_);
-  if (sessions_.erase(session) > 0 && sessions_.empty()) emptied_.notify_all();
+  if (sessions_.emplace(session.get(), session).second) {
+    ++counts_[static_cast<std::size_t>(session->transport())];
+  }
+}
+
+void SessionRegistry::remove(const Conversation* session) {
+  std::lock_guard lock(mutex_);
+  if (sessions_.erase(session) == 0) return;
+  --counts_[static_cast<std::size_t>(session->transport())];
+  if (sessions_.empty()) emptied_.notify_all();
 }
 
 std::size_t SessionRegistry::size() const {
@@ -19,8 +27,13 @@ std::size_t SessionRegistry::size() const {
   return sessions_.size();
 }
 
-std::vector<std::shared_ptr<Session>> SessionRegistry::open_sessions() const {
-  std::vector<std::shared_ptr<Session>> open;
+std::size_t SessionRegistry::size(Transport transport) const {
+  std::lock_guard lock(mutex_);
+  return counts_[static_cast<std::size_t>(transport)];
+}
+
+std::vector<std::shared_ptr<Conversation>> SessionRegistry::open_sessions() const {
+  std::vector<std::shared_ptr<Conversation>> open;
   std::lock_guard lock(mutex_);
   for (const auto& entry : sessions_) {
     if (auto session = entry.second.lock()) open.push_back(std::move(session));

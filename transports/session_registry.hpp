@@ -1,22 +1,30 @@
 #pragma once
-// The open sessions of a server: how many there are (--max-connections, stats) and, at
-// shutdown, the way to drain them and to wait until they are gone.
+// The open sessions of a server, of every transport: how many there are (--max-connections,
+// stats, metrics) and, at shutdown, the way to drain them and to wait until they are gone.
+#include <array>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace tenure {
 
-class Session;
+class Conversation;
+
+enum class Transport : std::uint8_t { unix_socket, websocket, count };
+
+std::string_view to_string(Transport transport);
 
 class SessionRegistry {
  public:
-  void add(const std::shared_ptr<Session>& session);
-  void remove(const Session* session);
+  void add(const std::shared_ptr<Conversation>& session);
+  void remove(const Conversation* session);
   std::size_t size() const;
+  std::size_t size(Transport transport) const;
   // Every session stops reading and closes once its requests are answered.
   void drain_all();
   // Every session closes now.
@@ -25,11 +33,12 @@ class SessionRegistry {
   bool wait_empty(std::chrono::milliseconds timeout);
 
  private:
-  std::vector<std::shared_ptr<Session>> open_sessions() const;
+  std::vector<std::shared_ptr<Conversation>> open_sessions() const;
 
   mutable std::mutex mutex_;
   std::condition_variable emptied_;
-  std::unordered_map<const Session*, std::weak_ptr<Session>> sessions_;
+  std::unordered_map<const Conversation*, std::weak_ptr<Conversation>> sessions_;
+  std::array<std::size_t, static_cast<std::size_t>(Transport::count)> counts_{};
 };
 
 }  // namespace tenure

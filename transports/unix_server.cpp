@@ -15,8 +15,8 @@
 
 #include "transports/peer_credentials.hpp"
 #include "transports/reply_format.hpp"
-#include "transports/session.hpp"
 #include "transports/socket_path.hpp"
+#include "transports/unix_session.hpp"
 
 namespace tenure {
 
@@ -32,7 +32,10 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 }  // namespace
 
 UnixServer::UnixServer(asio::io_context& io, ServerContext& context, std::size_t max_connections)
-    : context_(context), max_connections_(max_connections), acceptor_(asio::make_strand(io)) {}
+    : io_(io),
+      context_(context),
+      max_connections_(max_connections),
+      acceptor_(asio::make_strand(io)) {}
 
 bool UnixServer::listen(const std::string& path, std::string& error) {
   if (!claim_socket_path(path, error)) return false;
@@ -73,7 +76,10 @@ void UnixServer::stop() {
 asio::awaitable<void> UnixServer::accept_loop() {
   asio::steady_timer backoff(acceptor_.get_executor());
   while (acceptor_.is_open()) {
-    auto [error, socket] = co_await acceptor_.async_accept(as_tuple(use_awaitable));
+    // Each connection on a strand of its own, not the acceptor's: sessions run in parallel.
+    auto strand = asio::make_strand(io_);
+    Socket socket(strand);
+    auto [error] = co_await acceptor_.async_accept(socket, as_tuple(use_awaitable));
     if (!acceptor_.is_open()) co_return;
     if (error) {
       spdlog::warn("accept on {} failed: {}", path_, error.message());
@@ -81,14 +87,14 @@ asio::awaitable<void> UnixServer::accept_loop() {
       co_await backoff.async_wait(as_tuple(use_awaitable));
       continue;
     }
-    admit(std::move(socket));
+    admit(std::move(socket), strand);
   }
 }
 
-void UnixServer::admit(Socket socket) {
+void UnixServer::admit(Socket socket, const Conversation::Strand& strand) {
   auto peer = peer_of(socket.native_handle());
   if (!peer) return;  // gone before we could ask who it was
-  if (context_.registry.size() >= max_connections_) {
+  if (context_.registry.size(Transport::unix_socket) >= max_connections_) {
     std::string line;
     format_error(line, {},
                  {errc::too_many_requests,
@@ -98,7 +104,7 @@ void UnixServer::admit(Socket socket) {
                    asio::detached);
     return;
   }
-  auto session = std::make_shared<Session>(std::move(socket), context_, *peer);
+  auto session = std::make_shared<UnixSession>(std::move(socket), strand, context_, *peer);
   context_.registry.add(session);
   session->start();
 }

@@ -8,6 +8,7 @@
 #include <boost/asio/strand.hpp>
 #include <string>
 
+#include "transports/conversation.hpp"
 #include "transports/server_context.hpp"
 
 namespace tenure {
@@ -26,9 +27,10 @@ class UnixServer {
   using Socket = boost::asio::local::stream_protocol::socket;
 
   boost::asio::awaitable<void> accept_loop();
-  void admit(Socket socket);
+  void admit(Socket socket, const Conversation::Strand& strand);
   static boost::asio::awaitable<void> refuse(Socket socket, std::string line);
 
+  boost::asio::io_context& io_;
   ServerContext& context_;
   std::size_t max_connections_;
   boost::asio::local::stream_protocol::acceptor acceptor_;  // on a strand: stop() posts to it

@@ -19,9 +19,11 @@
 #include "actors/engine.hpp"
 #include "apps/tenured/logging.hpp"
 #include "apps/tenured/private_dir.hpp"
+#include "apps/tenured/ws_token.hpp"
 #include "transports/server_context.hpp"
 #include "transports/socket_path.hpp"
 #include "transports/unix_server.hpp"
+#include "transports/web_server.hpp"
 
 namespace tenure {
 
@@ -87,6 +89,24 @@ class IoThreads {
   std::vector<std::jthread> threads_;
 };
 
+// The HTTP/WebSocket listener, unless --ws-listen is off. The token file is made even then, so
+// that it is there the day the listener is turned on.
+bool start_web(const Options& o, WebServer& web, std::string& error) {
+  auto token = load_or_create_ws_token(o.data_dir, error);
+  if (!token) return false;
+  if (o.ws_listen == "off") return true;
+  auto address = parse_listen_address(o.ws_listen, error);
+  if (!address) return false;
+  if (!web.listen(WebOptions{*address, *token, o.ws_allow_origins, o.max_connections}, error)) {
+    return false;
+  }
+  web.start();
+  spdlog::info("HTTP and WebSocket on {} (/v1/ws, dashboard at /, /metrics, /healthz); "
+               "bearer token for mutations in {}/ws.token",
+               web.url(), o.data_dir);
+  return true;
+}
+
 }  // namespace
 
 int run_daemon(const Options& o) {
@@ -105,6 +125,7 @@ int run_daemon(const Options& o) {
   config.sync = o.sync;
   config.limits = o.limits;
   config.history_keep = o.history_keep;
+  config.events_keep = o.events_keep;
   auto engine = Engine::open(io, clock, config, error);
   if (!engine) {
     // The engine words a second daemon on the same data dir (RocksDB's LOCK) itself.
@@ -119,7 +140,14 @@ int run_daemon(const Options& o) {
   SessionLimits limits;
   limits.max_frame = o.max_frame;
   limits.max_inflight = o.max_inflight;
-  ServerContext context{*engine, limits, clock.now(), {}};
+  limits.watch_queue = o.watch_queue;
+  ServerContext context{*engine, limits, clock.now(), {}, {}};
+  // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
+  WebServer web(io, context);
+  if (!start_web(o, web, error)) {
+    spdlog::error("{}", error);
+    return 1;
+  }
   UnixServer server(io, context, o.max_connections);
   if (!server.listen(o.socket, error)) {
     spdlog::error("{}", error);
@@ -133,11 +161,11 @@ int run_daemon(const Options& o) {
         "--sync=none: commits are not fsync'd; a crash can lose changes clients were "
         "told about. For benchmarks and throw-away data only.");
   }
-  if (o.ws_listen != "off") spdlog::info("WebSocket is not served yet; --ws-listen is unused");
 
   int stop_signal = wait_for_stop_signal(io, signals);
   spdlog::info("{}: stopping", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
   server.stop();
+  if (o.ws_listen != "off") web.stop();
   context.registry.drain_all();
   engine->stop();  // answers waiters, finishes what was admitted, closes the ledger's writer
   if (!context.registry.wait_empty(kDrainTimeout)) {

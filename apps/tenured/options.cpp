@@ -8,6 +8,7 @@
 
 #include "core/default_paths.hpp"
 #include "core/duration.hpp"
+#include "transports/listen_address.hpp"
 
 namespace tenure {
 namespace {
@@ -28,14 +29,27 @@ void add_duration(CLI::App& app, const std::string& name, Millis& target, std::s
       ->default_str(shown_default);
 }
 
-bool valid_listen_address(const std::string& text) {
-  if (text == "off") return true;
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  std::string port = text.substr(colon + 1);
-  return !port.empty() && port.size() <= 5 &&
-         port.find_first_not_of("0123456789") == std::string::npos && std::stoi(port) > 0 &&
-         std::stoi(port) <= 65535;
+// The listener must stay on loopback unless remote access was asked for (§7).
+std::optional<std::string> listen_problem(const Options& o) {
+  if (o.ws_listen == "off") return std::nullopt;
+  std::string error;
+  auto address = parse_listen_address(o.ws_listen, error);
+  if (!address) return "--ws-listen must be HOST:PORT or off: " + error;
+  if (!address->endpoint.address().is_loopback() && !o.ws_allow_remote) {
+    return "--ws-listen " + o.ws_listen +
+           " is not a loopback address; pass --ws-allow-remote to listen there anyway";
+  }
+  return std::nullopt;
+}
+
+// An origin as browsers send it: scheme://host[:port], nothing after.
+std::optional<std::string> origin_problem(const std::string& origin) {
+  auto scheme_end = origin.find("://");
+  bool scheme_ok = scheme_end != std::string::npos && scheme_end > 0;
+  bool rest_ok = scheme_ok && origin.size() > scheme_end + 3 &&
+                 origin.find_first_of("/?# ", scheme_end + 3) == std::string::npos;
+  if (rest_ok) return std::nullopt;
+  return "--ws-allow-origin '" + origin + "' is not an origin such as https://example.com:8443";
 }
 
 // Absolute, normalised, and without a trailing slash, so that the paths logged are the paths used.
@@ -52,8 +66,12 @@ std::optional<std::string> contradiction(const Options& o) {
   if (o.max_connections < 1 || o.max_inflight < 1 || o.threads < 1) {
     return "--max-connections, --max-inflight-per-connection and --threads must be at least 1";
   }
-  if (!valid_listen_address(o.ws_listen)) return "--ws-listen must be HOST:PORT or off";
-  return std::nullopt;
+  if (o.watch_queue < 1) return "--watch-queue must be at least 1";
+  if (o.events_keep < 1) return "--events-keep must be at least 1";
+  for (const std::string& origin : o.ws_allow_origins) {
+    if (auto problem = origin_problem(origin)) return problem;
+  }
+  return listen_problem(o);
 }
 
 }  // namespace
@@ -102,8 +120,22 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->capture_default_str();
   app.add_option("--log-file", o.log_file, "Log here instead of stderr; SIGHUP reopens it");
   app.add_option("--ws-listen", o.ws_listen,
-                 "HOST:PORT of the WebSocket and HTTP listener, or off (not served yet)")
+                 "HOST:PORT of the WebSocket and HTTP listener (dashboard, /metrics, /healthz), "
+                 "or off. HOST: an IP address ([::1] for IPv6) or localhost; PORT 0: any free "
+                 "port, logged")
       ->capture_default_str();
+  app.add_flag("--ws-allow-remote", o.ws_allow_remote,
+               "Let --ws-listen name an address other than loopback");
+  app.add_option("--ws-allow-origin", o.ws_allow_origins,
+                 "Origin (scheme://host[:port]) whose pages may open a WebSocket besides the "
+                 "listener's own; repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--watch-queue", o.watch_queue,
+                 "Events of one watch waiting to be written above which the watch is cancelled "
+                 "as lagged")
+      ->capture_default_str();
+  // Not for operators: the ledger's retention of events, small in tests that need `compacted`.
+  app.add_option("--events-keep", o.events_keep)->group("");
 
   try {
     app.parse(argc, argv);

@@ -1,8 +1,10 @@
 #pragma once
 // tenured's command line: every knob with its default, and where the data and socket live.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/lease_machine.hpp"
 
@@ -20,7 +22,11 @@ struct Options {
   unsigned threads = 1;
   std::string log_level = "info";
   std::string log_file;
-  std::string ws_listen = "127.0.0.1:7420";  // WebSocket comes with a later release
+  std::string ws_listen = "127.0.0.1:7420";  // or "off"
+  bool ws_allow_remote = false;
+  std::vector<std::string> ws_allow_origins;
+  std::size_t watch_queue = 10'000;
+  std::uint64_t events_keep = 1'000'000;  // hidden: tests make it tiny to see `compacted`
 };
 
 // Parses the command line into `options`. Returns an exit code when the program should stop

@@ -9,12 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -223,11 +225,37 @@ void Daemon::remember_logs() {
   run_ = 0;
 }
 
+std::vector<std::string> web_args(std::vector<std::string> more) {
+  std::vector<std::string> args{"--ws-listen", "127.0.0.1:0"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
 std::vector<std::string> Daemon::argv() const {
-  std::vector<std::string> a{tenured_path(), "--data-dir",  data_dir(), "--socket",
-                             socket_path(),  "--ws-listen", "off"};
+  std::vector<std::string> a{tenured_path(), "--data-dir", data_dir(), "--socket", socket_path()};
+  if (std::find(extra_.begin(), extra_.end(), "--ws-listen") == extra_.end()) {
+    a.insert(a.end(), {"--ws-listen", "off"});
+  }
   a.insert(a.end(), extra_.begin(), extra_.end());
   return a;
+}
+
+unsigned short Daemon::web_port() const {
+  // tenured logs "HTTP and WebSocket on http://HOST:PORT" before its socket accepts.
+  static const std::regex kListening(R"(HTTP and WebSocket on http://[^ ]*:([0-9]+))");
+  std::smatch match;
+  std::string text = log();
+  if (!std::regex_search(text, match, kListening)) {
+    throw std::runtime_error("tenured did not log its HTTP/WebSocket port; its output:\n" +
+                             tail(text));
+  }
+  return static_cast<unsigned short>(std::stoi(match[1].str()));
+}
+
+std::string Daemon::ws_token() const {
+  std::string token = read_file(data_dir() + "/ws.token");
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  return token;
 }
 
 std::string Daemon::log_path(int run) const {

@@ -57,10 +57,14 @@ struct ProcessOptions {
 // Runs argv[0] (a path) with argv, waits up to the timeout (then SIGKILLs it), captures output.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
+// Extra arguments that turn the HTTP/WebSocket listener on, on a free loopback port.
+std::vector<std::string> web_args(std::vector<std::string> more = {});
+
 class Daemon {
  public:
   // A daemon in a fresh temp dir with `--data-dir DIR/data --socket DIR/data/tenured.sock
-  // --ws-listen off` plus extra_args. Started (and waited for) unless start_now is false.
+  // --ws-listen off` plus extra_args (which may name their own --ws-listen). Started (and waited
+  // for) unless start_now is false.
   explicit Daemon(std::vector<std::string> extra_args = {}, bool start_now = true);
   ~Daemon();
   Daemon(const Daemon&) = delete;
@@ -84,6 +88,10 @@ class Daemon {
   pid_t pid() const { return pid_; }
 
   LineClient connect() const { return LineClient(socket_path()); }
+  // The port of the HTTP/WebSocket listener of the current run, from its log (see web_args).
+  unsigned short web_port() const;
+  // The bearer token of WebSocket mutations (<data-dir>/ws.token, without its newline).
+  std::string ws_token() const;
   // The log (stdout+stderr) of the current or last run.
   std::string log() const;
 

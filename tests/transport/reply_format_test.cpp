@@ -26,7 +26,7 @@ Lease open_ended_lease() {
 }
 
 template <typename Result>
-std::string formatted(void (*format)(std::string&, std::string_view, const Result&),
+std::string formatted(ReplyOutcome (*format)(std::string&, std::string_view, const Result&),
                       const Result& result, std::string_view id = "1") {
   std::string out;
   format(out, id, result);

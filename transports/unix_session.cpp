@@ -1,4 +1,4 @@
-#include "transports/session.hpp"
+#include "transports/unix_session.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -12,7 +12,6 @@
 #include <cstring>
 
 #include "transports/reply_format.hpp"
-#include "transports/request_parser.hpp"
 
 namespace tenure {
 
@@ -31,46 +30,38 @@ constexpr auto kLingerTimeout = std::chrono::seconds(1);
 
 }  // namespace
 
-Session::Session(Socket socket, ServerContext& context, Peer peer)
-    : socket_(std::move(socket)),
-      context_(context),
-      strand_(asio::make_strand(socket_.get_executor())),
-      wake_(strand_),
+UnixSession::UnixSession(Socket socket, Strand strand, ServerContext& context, Peer peer)
+    : Conversation(context, strand, Transport::unix_socket, Credentials{peer.uid, peer.admin, {}}),
+      socket_(std::move(socket)),
+      wake_(strand),
       peer_(peer),
       input_(std::min(kInitialInput, context.limits.max_frame + 1), '\0') {}
 
-Session::~Session() { close(); }
+UnixSession::~UnixSession() { close(); }
 
-void Session::start() {
-  conn_ = context_.engine.connect(weak_from_this());
-  spdlog::debug("connection {} opened by uid {}", conn_, peer_.uid);
-  asio::co_spawn(
-      strand_, [self = shared_from_this()] { return self->read_loop(); }, asio::detached);
+void UnixSession::start() {
+  open();
+  spdlog::debug("connection {} opened by uid {}", conn(), peer_.uid);
+  asio::co_spawn(strand_, [self = self()] { return self->read_loop(); }, asio::detached);
 }
 
-void Session::drain() {
-  asio::post(strand_, [self = shared_from_this()] {
+void UnixSession::drain() {
+  asio::post(strand_, [self = self()] {
     if (self->state_ != State::open) return;
     // Requests already read still get their replies; the engine answers waiters as it stops.
     self->state_ = State::draining;
     self->stop_read_.emit(asio::cancellation_type::all);
     self->wake_.cancel();
+    self->end_watches();
     self->settle();
   });
 }
 
-void Session::abort() {
-  asio::post(strand_, [self = shared_from_this()] { self->close(); });
+void UnixSession::abort() {
+  asio::post(strand_, [self = self()] { self->close(); });
 }
 
-void Session::on_lost(const Event& event) {
-  asio::post(strand_, [self = shared_from_this(), event] {
-    self->keys_.lease_ended(event.key);
-    self->send([&](std::string& out) { format_lost(out, event); });
-  });
-}
-
-asio::awaitable<void> Session::read_loop() {
+asio::awaitable<void> UnixSession::read_loop() {
   while (state_ == State::open) {
     if (reading_paused()) {
       co_await wait_for_room();
@@ -81,12 +72,9 @@ asio::awaitable<void> Session::read_loop() {
       continue;
     }
     if (!make_room_for_input()) {
-      auto limit = context_.limits.max_frame;
-      send([&](std::string& out) {
-        format_error(out, {},
-                     {errc::frame_too_large,
-                      "a line is longer than " + std::to_string(limit) + " bytes; closing"});
-      });
+      send_error({errc::frame_too_large, "a line is longer than " +
+                                             std::to_string(context_.limits.max_frame) +
+                                             " bytes; closing"});
       stop_reading(State::flushing);
       co_return;
     }
@@ -107,16 +95,16 @@ asio::awaitable<void> Session::read_loop() {
   }
 }
 
-asio::awaitable<void> Session::wait_for_room() {
+asio::awaitable<void> UnixSession::wait_for_room() {
   waiting_for_room_ = true;
   wake_.expires_at(asio::steady_timer::time_point::max());
   co_await wake_.async_wait(as_tuple(use_awaitable));
   waiting_for_room_ = false;
 }
 
-bool Session::reading_paused() const { return inflight_ >= context_.limits.max_inflight; }
+bool UnixSession::reading_paused() const { return inflight() >= context_.limits.max_inflight; }
 
-std::optional<std::string_view> Session::next_line() {
+std::optional<std::string_view> UnixSession::next_line() {
   const char* base = input_.data();
   const void* newline = std::memchr(base + scan_, '\n', end_ - scan_);
   if (newline == nullptr) {
@@ -131,7 +119,7 @@ std::optional<std::string_view> Session::next_line() {
 
 // Moves the unconsumed bytes to the front and grows the buffer up to one frame and its newline.
 // False when a whole frame is buffered and still has no newline: the line is too long.
-bool Session::make_room_for_input() {
+bool UnixSession::make_room_for_input() {
   std::size_t kept = end_ - begin_;
   if (kept == 0 && input_.size() > kInitialInput) {
     input_.resize(kInitialInput);
@@ -149,31 +137,34 @@ bool Session::make_room_for_input() {
   return true;
 }
 
-void Session::handle_line(std::string_view line) {
+void UnixSession::handle_line(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.find_first_not_of(" \t") == std::string_view::npos) return;  // blank lines
-  ParsedRequest parsed = thread_request_parser().parse(line);
-  if (auto* error = std::get_if<Error>(&parsed.body)) {
-    send([&](std::string& out) { format_error(out, parsed.id, *error); });
-    return;
-  }
-  dispatch(std::move(parsed.id), std::get<RequestBody>(parsed.body));
+  handle_request(line, read_at_);
 }
 
-void Session::start_writing() {
+void UnixSession::queue(MessageFormat format, const std::shared_ptr<Subscription>& event_of) {
+  format(pending_);
+  pending_.push_back('\n');
+  if (event_of) pending_events_.add(event_of);
+  start_writing();
+}
+
+void UnixSession::start_writing() {
   if (writing_ || pending_.empty() || ended()) return;
   writing_ = true;
-  asio::co_spawn(
-      strand_, [self = shared_from_this()] { return self->write_loop(); }, asio::detached);
+  asio::co_spawn(strand_, [self = self()] { return self->write_loop(); }, asio::detached);
 }
 
-asio::awaitable<void> Session::write_loop() {
+asio::awaitable<void> UnixSession::write_loop() {
   while (!pending_.empty() && !ended()) {
     std::swap(pending_, outgoing_);
+    std::swap(pending_events_, outgoing_events_);
     auto [error, n] =
         co_await asio::async_write(socket_, asio::buffer(outgoing_), as_tuple(use_awaitable));
     outgoing_.clear();
     if (outgoing_.capacity() > kKeptOutputCapacity) outgoing_.shrink_to_fit();
+    outgoing_events_.written();
     if (error) {
       close();
       break;
@@ -183,31 +174,30 @@ asio::awaitable<void> Session::write_loop() {
   settle();
 }
 
-void Session::stop_reading(State next) {
+void UnixSession::stop_reading(State next) {
   state_ = next;
   disconnect();
   settle();
 }
 
-void Session::settle() {
+void UnixSession::settle() {
   if (ended()) return;
   if (waiting_for_room_ && (state_ != State::open || !reading_paused())) wake_.cancel();
   bool written = pending_.empty() && !writing_;
-  bool done = state_ == State::flushing || (state_ == State::draining && inflight_ == 0);
+  bool done = state_ == State::flushing || (state_ == State::draining && inflight() == 0);
   if (!written || !done) return;
   state_ = State::closing;
-  asio::co_spawn(
-      strand_, [self = shared_from_this()] { return self->close_gracefully(); }, asio::detached);
+  asio::co_spawn(strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
 }
 
 // Closing a socket with unread input resets the connection, and the reset can destroy replies
 // the client has not read yet. So: stop sending (the client reads our replies, then the end),
 // discard what it still sends until it hangs up or the deadline passes, and only then close.
-asio::awaitable<void> Session::close_gracefully() {
+asio::awaitable<void> UnixSession::close_gracefully() {
   boost::system::error_code ignored;
   socket_.shutdown(Socket::shutdown_send, ignored);
   wake_.expires_after(kLingerTimeout);
-  wake_.async_wait([self = shared_from_this()](boost::system::error_code error) {
+  wake_.async_wait([self = self()](boost::system::error_code error) {
     if (!error) self->close();
   });
   for (;;) {
@@ -218,20 +208,13 @@ asio::awaitable<void> Session::close_gracefully() {
   close();
 }
 
-void Session::disconnect() {
-  if (disconnected_) return;
-  disconnected_ = true;
-  // Ends its release_on_disconnect leases and drops its waiters (§3).
-  context_.engine.disconnect(conn_, keys_.take());
-}
-
-void Session::close_unread() {
-  spdlog::warn("connection {} (uid {}): closing, over {} bytes of replies unread", conn_, peer_.uid,
-               context_.limits.max_output);
+void UnixSession::close_unread() {
+  spdlog::warn("connection {} (uid {}): closing, over {} bytes of replies unread", conn(),
+               peer_.uid, context_.limits.max_output);
   close();
 }
 
-void Session::close() {
+void UnixSession::close() {
   if (state_ == State::closed) return;
   state_ = State::closed;
   boost::system::error_code ignored;
@@ -239,7 +222,7 @@ void Session::close() {
   wake_.cancel();
   disconnect();
   context_.registry.remove(this);
-  spdlog::debug("connection {} closed", conn_);
+  spdlog::debug("connection {} closed", conn());
 }
 
 }  // namespace tenure

@@ -1,0 +1,116 @@
+#include "transports/conversation.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include "transports/reply_format.hpp"
+#include "transports/request_parser.hpp"
+
+namespace tenure {
+
+Conversation::Conversation(ServerContext& context, Strand strand, Transport transport,
+                           Credentials credentials)
+    : context_(context),
+      strand_(std::move(strand)),
+      transport_(transport),
+      credentials_(std::move(credentials)) {}
+
+void Conversation::open() { conn_ = context_.engine.connect(weak_from_this()); }
+
+void Conversation::on_lost(const Event& event) {
+  boost::asio::post(strand_, [self = shared_from_this(), event] {
+    self->keys_.lease_ended(event.key);
+    self->send([&](std::string& out) { format_lost(out, event); });
+  });
+}
+
+void Conversation::handle_request(std::string_view text, Millis read_at) {
+  read_at_ = read_at;
+  ParsedRequest parsed = thread_request_parser().parse(text);
+  if (auto* error = std::get_if<Error>(&parsed.body)) {
+    reply(kInvalidOp, [&](std::string& out) { return format_error(out, parsed.id, *error); });
+    return;
+  }
+  RequestBody& body = std::get<RequestBody>(parsed.body);
+  if (credentials_.unauthenticated && is_mutation(body)) {
+    Error refusal{errc::unauthenticated, *credentials_.unauthenticated};
+    reply(body.index(), [&](std::string& out) { return format_error(out, parsed.id, refusal); });
+    return;
+  }
+  dispatch(std::move(parsed.id), body);
+}
+
+void Conversation::send(MessageFormat format) {
+  if (ended()) return;
+  if (unwritten_bytes() > context_.limits.max_output) return close_unread();
+  queue(format, nullptr);
+}
+
+void Conversation::send_error(const Error& error) {
+  reply(kInvalidOp, [&](std::string& out) { return format_error(out, {}, error); });
+}
+
+void Conversation::disconnect() {
+  if (disconnected_) return;
+  disconnected_ = true;
+  end_watches();
+  if (conn_ != 0) context_.engine.disconnect(conn_, keys_.take());
+}
+
+void Conversation::end_watches() {
+  for (auto& entry : watches_) {
+    entry.second->ended = true;
+    context_.engine.unwatch(entry.second->watch);
+  }
+  watches_.clear();
+}
+
+void Conversation::end_watch(const std::shared_ptr<Subscription>& subscription) {
+  subscription->ended = true;
+  context_.engine.unwatch(subscription->watch);
+  watches_.erase(subscription->watch->id());
+}
+
+// Events count as lag, not as a client that stopped reading: past the output bound the watch is
+// cut off and told so, and the connection stays.
+void Conversation::deliver(const std::shared_ptr<Subscription>& subscription,
+                           const std::vector<Event>& events) {
+  if (subscription->ended || ended()) return;
+  TransportMetrics& metrics = context_.metrics;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const Event& event = events[i];
+    if (unwritten_bytes() > context_.limits.max_output) subscription->cut_at(event.revision);
+    if (event.revision >= subscription->cutoff()) {
+      metrics.events_dropped.fetch_add(events.size() - i, std::memory_order_relaxed);
+      report_lag(subscription);
+      return;
+    }
+    queue([&](std::string& out) { format_event(out, subscription->watch->id(), event); },
+          subscription);
+    metrics.events_sent.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void Conversation::report_lag(const std::shared_ptr<Subscription>& subscription) {
+  if (subscription->ended) return;
+  end_watch(subscription);
+  context_.metrics.watches_lagged.fetch_add(1, std::memory_order_relaxed);
+  if (ended()) return;
+  // Past the output bound too: the notice is one short line per watch, and without it the client
+  // could not tell where to resume.
+  queue(
+      [&](std::string& out) {
+        format_lagged(out, subscription->watch->id(), subscription->cutoff());
+      },
+      nullptr);
+}
+
+void Conversation::report_compacted(const std::shared_ptr<Subscription>& subscription,
+                                    Revision oldest) {
+  if (subscription->ended) return;
+  end_watch(subscription);
+  if (ended()) return;
+  queue([&](std::string& out) { format_compacted(out, subscription->watch->id(), oldest); },
+        nullptr);
+}
+
+}  // namespace tenure

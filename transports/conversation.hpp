@@ -1,0 +1,118 @@
+#pragma once
+// The protocol of one client connection, apart from its framing (§2, §3, §5). Each request is
+// parsed, refused if the client may not make it, and handed to the engine at once, without
+// waiting for the replies before it, so a waiting acquire holds back nothing. Results come back on
+// engine threads, are posted to the connection's strand, formatted, and queued as replies; watch
+// events and `lost` notices are queued alike. The Unix socket and WebSocket sessions derive from
+// it and differ only in framing, credentials and limits. Everything runs on the strand unless
+// said otherwise.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "actors/engine.hpp"
+#include "transports/connection_keys.hpp"
+#include "transports/message_format.hpp"
+#include "transports/request.hpp"
+#include "transports/server_context.hpp"
+#include "transports/subscription.hpp"
+
+namespace tenure {
+
+// Who the client is (§7) and what it may do.
+struct Credentials {
+  Principal uid = 0;
+  bool admin = false;
+  // Set when the client may not mutate (WebSocket without the bearer token): the message of the
+  // `unauthenticated` error its mutations get.
+  std::optional<std::string> unauthenticated;
+};
+
+class Conversation : public std::enable_shared_from_this<Conversation>, public ConnectionListener {
+ public:
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+  Transport transport() const { return transport_; }
+  // Stops reading; closes once every request read so far is answered and written (shutdown).
+  // Any thread.
+  virtual void drain() = 0;
+  // Closes now, whatever is unanswered or unwritten (a shutdown that could not drain). Any
+  // thread.
+  virtual void abort() = 0;
+  // Any thread.
+  void on_lost(const Event& event) override;
+
+ protected:
+  Conversation(ServerContext& context, Strand strand, Transport transport,
+               Credentials credentials);
+
+  // Registers the connection with the engine, once it is up.
+  void open();
+  // Serves one request (a line or a text frame) read off the connection at `read_at` (§4).
+  void handle_request(std::string_view text, Millis read_at);
+  // Queues a message unless the connection has ended. A client whose unwritten output is over
+  // the bound has stopped reading: the connection is closed instead (§2).
+  void send(MessageFormat format);
+  // An error reply to something that was not a request (a frame the framing refused).
+  void send_error(const Error& error);
+  // Ends what the connection binds: release_on_disconnect leases, waiters (§3), watches.
+  void disconnect();
+  // Cancels every watch of the connection, so that a closing connection's output can run dry.
+  void end_watches();
+  std::size_t inflight() const { return inflight_; }
+  ConnId conn() const { return conn_; }
+
+  // The framing's side.
+  // Appends one message to the output; `event_of` is the subscription whose event it is.
+  virtual void queue(MessageFormat format, const std::shared_ptr<Subscription>& event_of) = 0;
+  virtual std::size_t unwritten_bytes() const = 0;
+  // No more output is taken: the connection is closing or closed.
+  virtual bool ended() const = 0;
+  // Closes at once: the client stopped reading.
+  virtual void close_unread() = 0;
+  // Called after each reply: resume reading, or finish a close.
+  virtual void settle() = 0;
+
+  ServerContext& context_;
+  const Strand strand_;
+
+ private:
+  friend class Subscription;
+
+  template <typename Result>
+  using Formatter = ReplyOutcome (*)(std::string&, std::string_view, const Result&);
+
+  void dispatch(std::string id, RequestBody& body);
+  template <typename Request, typename Result, typename OnResult>
+  void call(void (Engine::*op)(Request, Reply<Result>), Request request, OnResult on_result);
+  // The usual result handler of `call`: the result formatted as the reply to request `id`.
+  template <typename Result>
+  static auto reply_with(std::size_t op, std::string id, Formatter<Result> format);
+  // Queues a reply to an op (an index of kOpNames) that `format` appends; counts what it said.
+  template <typename Format>
+  void reply(std::size_t op, Format&& format) {
+    send([&](std::string& out) { context_.metrics.count_reply(op, format(out)); });
+  }
+  void start_watch(std::string id, WatchRequest& request);
+  void stop_watch(std::string id, const UnwatchRequest& request);
+  void end_watch(const std::shared_ptr<Subscription>& subscription);
+  void deliver(const std::shared_ptr<Subscription>& subscription, const std::vector<Event>& events);
+  void report_lag(const std::shared_ptr<Subscription>& subscription);
+  void report_compacted(const std::shared_ptr<Subscription>& subscription, Revision oldest);
+  Caller caller() const { return Caller{credentials_.uid, credentials_.admin, conn_, read_at_}; }
+
+  const Transport transport_;
+  const Credentials credentials_;
+  ConnId conn_ = 0;
+  bool disconnected_ = false;
+  Millis read_at_ = 0;
+  std::size_t inflight_ = 0;
+  ConnectionKeys keys_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Subscription>> watches_;
+};
+
+}  // namespace tenure

@@ -1,0 +1,155 @@
+// Each request's engine call and how its result is written back. Engine replies arrive on engine
+// threads; everything here after the call runs on the connection's strand.
+#include <boost/asio/post.hpp>
+
+#include "transports/conversation.hpp"
+#include "transports/reply_format.hpp"
+
+namespace tenure {
+namespace {
+
+template <typename... Handlers>
+struct Overloaded : Handlers... {
+  using Handlers::operator()...;
+};
+
+// The index of kOpNames of a request type: its place among RequestBody's alternatives.
+template <typename Request, typename Body = RequestBody>
+struct OpOf;
+template <typename Request, typename... Requests>
+struct OpOf<Request, std::variant<Requests...>> {
+  static constexpr std::size_t value = [] {
+    std::size_t index = 0;
+    ((std::is_same_v<Request, Requests> ? false : (++index, true)) && ...);
+    return index;
+  }();
+};
+template <typename Request>
+constexpr std::size_t op_of = OpOf<Request>::value;
+
+}  // namespace
+
+template <typename Result>
+auto Conversation::reply_with(std::size_t op, std::string id, Formatter<Result> format) {
+  return [op, id = std::move(id), format](Conversation& self, const Result& result) {
+    self.reply(op, [&](std::string& out) { return format(out, id, result); });
+  };
+}
+
+template <typename Request, typename Result, typename OnResult>
+void Conversation::call(void (Engine::*op)(Request, Reply<Result>), Request request,
+                        OnResult on_result) {
+  ++inflight_;
+  request.caller = caller();
+  auto reply = [self = shared_from_this(), on_result = std::move(on_result)](Result result) {
+    boost::asio::post(self->strand_, [self, on_result, result = std::move(result)] {
+      --self->inflight_;
+      on_result(*self, result);
+      self->settle();
+    });
+  };
+  (context_.engine.*op)(std::move(request), std::move(reply));
+}
+
+void Conversation::dispatch(std::string id, RequestBody& body) {
+  Engine& engine = context_.engine;
+  std::size_t op = body.index();
+  std::visit(
+      Overloaded{
+          [&](AcquireRequest& request) {
+            std::string key = request.key;
+            keys_.acquire_sent(key);
+            call(&Engine::acquire, std::move(request),
+                 [op, id = std::move(id), key](Conversation& self, const AcquireResult& result) {
+                   bool acquired = !result.error && result.status == AcquireStatus::acquired;
+                   self.keys_.acquire_answered(key, acquired);
+                   self.reply(op, [&](std::string& out) {
+                     return format_acquire(out, id, result);
+                   });
+                 });
+          },
+          [&](ReleaseRequest& request) {
+            call(&Engine::release, std::move(request),
+                 [op, id = std::move(id)](Conversation& self, const HolderResult& result) {
+                   if (!result.error && result.status != HolderStatus::not_holder) {
+                     self.keys_.lease_ended(result.key);
+                   }
+                   self.reply(op, [&](std::string& out) {
+                     return format_release(out, id, result);
+                   });
+                 });
+          },
+          [&](RenewRequest& request) {
+            call(&Engine::renew, std::move(request), reply_with(op, std::move(id), &format_renew));
+          },
+          [&](RevokeRequest& request) {
+            call(&Engine::revoke, std::move(request),
+                 reply_with(op, std::move(id), &format_revoke));
+          },
+          [&](CheckRequest& request) {
+            call(&Engine::check, std::move(request), reply_with(op, std::move(id), &format_check));
+          },
+          [&](GetRequest& request) {
+            call(&Engine::get, std::move(request), reply_with(op, std::move(id), &format_get));
+          },
+          [&](KeepaliveRequest& request) {
+            call(&Engine::keepalive, std::move(request),
+                 reply_with(op, std::move(id), &format_keepalive));
+          },
+          [&](ListRequest& request) {
+            call(&Engine::list, std::move(request), reply_with(op, std::move(id), &format_list));
+          },
+          [&](HistoryRequest& request) {
+            call(&Engine::history, std::move(request),
+                 reply_with(op, std::move(id), &format_history));
+          },
+          [&](WatchRequest& request) { start_watch(std::move(id), request); },
+          [&](UnwatchRequest& request) { stop_watch(std::move(id), request); },
+          [&](StatsRequest&) {
+            ServerStats server{TENURE_VERSION, engine.clock().now() - context_.started_at,
+                               context_.registry.size(), engine.events().subscribers()};
+            EngineStats stats = engine.stats();
+            reply(op, [&](std::string& out) { return format_stats(out, id, server, stats); });
+          },
+          [&](PingRequest&) {
+            reply(op, [&](std::string& out) { return format_pong(out, id); });
+          },
+      },
+      body);
+}
+
+void Conversation::start_watch(std::string id, WatchRequest& request) {
+  constexpr std::size_t op = op_of<WatchRequest>;
+  if (watches_.size() >= context_.limits.max_watches) {
+    Error refusal{errc::too_many_requests, "a connection may have at most " +
+                                               std::to_string(context_.limits.max_watches) +
+                                               " watches"};
+    reply(op, [&](std::string& out) { return format_error(out, id, refusal); });
+    return;
+  }
+  auto subscription =
+      std::make_shared<Subscription>(weak_from_this(), context_.limits.watch_queue);
+  Revision current = 0;
+  // Events and a `compacted` can come at once, but they are posted to this strand, so they
+  // follow the `watching` reply queued below.
+  subscription->watch = context_.engine.watch(WatchFilter{request.prefix, request.key},
+                                              request.from_revision, subscription, current);
+  std::uint64_t watch_id = subscription->watch->id();
+  watches_.emplace(watch_id, std::move(subscription));
+  reply(op, [&](std::string& out) { return format_watching(out, id, watch_id, current); });
+}
+
+void Conversation::stop_watch(std::string id, const UnwatchRequest& request) {
+  constexpr std::size_t op = op_of<UnwatchRequest>;
+  auto found = watches_.find(request.watch_id);
+  if (found == watches_.end()) {
+    Error refusal{errc::bad_request, "watch_id " + std::to_string(request.watch_id) +
+                                         " is not a watch of this connection"};
+    reply(op, [&](std::string& out) { return format_error(out, id, refusal); });
+    return;
+  }
+  end_watch(std::shared_ptr<Subscription>(found->second));
+  reply(op, [&](std::string& out) { return format_unwatched(out, id, request.watch_id); });
+}
+
+}  // namespace tenure

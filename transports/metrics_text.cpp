@@ -1,0 +1,143 @@
+#include "transports/metrics_text.hpp"
+
+#include <fmt/format.h>
+
+#include <span>
+
+namespace tenure {
+namespace {
+
+class Exposition {
+ public:
+  explicit Exposition(std::string& out) : out_(out) {}
+
+  Exposition& family(std::string_view name, std::string_view type, std::string_view help) {
+    fmt::format_to(std::back_inserter(out_), "# HELP tenure_{} {}\n# TYPE tenure_{} {}\n", name,
+                   help, name, type);
+    return *this;
+  }
+  template <typename Value>
+  Exposition& sample(std::string_view name, std::string_view labels, Value value) {
+    if (labels.empty()) {
+      fmt::format_to(std::back_inserter(out_), "tenure_{} {}\n", name, value);
+    } else {
+      fmt::format_to(std::back_inserter(out_), "tenure_{}{{{}}} {}\n", name, labels, value);
+    }
+    return *this;
+  }
+  template <typename Value>
+  Exposition& single(std::string_view name, std::string_view type, std::string_view help,
+                     Value value) {
+    return family(name, type, help).sample(name, "", value);
+  }
+  // A histogram of counts in buckets whose upper bounds are `bounds` (the last bucket is +Inf).
+  // The engine keeps no sum, so none is exposed.
+  Exposition& histogram(std::string_view name, std::string_view help,
+                        std::span<const std::uint64_t> counts,
+                        const std::vector<double>& bounds) {
+    family(name, "histogram", help);
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      cumulative += counts[i];
+      std::string le = i < bounds.size() ? fmt::format("{}", bounds[i]) : "+Inf";
+      sample(std::string(name) + "_bucket", fmt::format("le=\"{}\"", le), cumulative);
+    }
+    return sample(std::string(name) + "_count", "", cumulative);
+  }
+
+ private:
+  std::string& out_;
+};
+
+// Inclusive upper bounds, times `scale`, of log2 buckets of integers in which bucket i holds
+// values up to 2^(i+shift) - 1; the last bucket is unbounded.
+std::vector<double> log2_bounds(std::size_t buckets, std::size_t shift, double scale) {
+  std::vector<double> bounds;
+  for (std::size_t i = 0; i + 1 < buckets; ++i) {
+    bounds.push_back(static_cast<double>((std::uint64_t{1} << (i + shift)) - 1) * scale);
+  }
+  return bounds;
+}
+
+void engine_metrics(Exposition& e, const EngineStats& s) {
+  e.single("revision", "gauge", "Revision of the last committed event.", s.revision);
+  e.single("oldest_revision", "gauge", "Oldest revision the event log still keeps.",
+           s.oldest_revision);
+  e.single("live_leases", "gauge", "Leases currently held.", s.live_leases);
+  e.single("resident_keys", "gauge", "Keys held in memory (leases, waiters, recent use).",
+           s.resident_keys);
+  e.single("waiters", "gauge", "Acquires waiting in key queues.", s.waiters);
+  e.single("leases_expired_total", "counter", "Leases ended by their timer.", s.expired);
+  e.single("ledger_healthy", "gauge", "1 while the ledger accepts writes, else 0.",
+           s.healthy ? 1 : 0);
+  e.family("engine_ops_total", "counter", "Requests admitted by the engine, by operation.");
+  for (std::size_t kind = 0; kind < s.ops.size(); ++kind) {
+    e.sample("engine_ops_total",
+             fmt::format("op=\"{}\"", to_string(static_cast<OpKind>(kind))), s.ops[kind]);
+  }
+  // Lateness bucket i holds whole milliseconds of bit width i; writer bucket i holds [2^i,
+  // 2^(i+1)).
+  e.histogram("expiry_lateness_seconds",
+              "How long after its deadline the timer ended a lease.",
+              s.expiry_lateness_ms_log2, log2_bounds(s.expiry_lateness_ms_log2.size(), 0, 1e-3));
+  e.histogram("commit_batch_size", "Writes per group commit (one WriteBatch, one sync).",
+              s.writer.batch_size_log2, log2_bounds(s.writer.batch_size_log2.size(), 1, 1));
+  e.histogram("commit_write_seconds", "Time to write and sync one group commit.",
+              s.writer.write_us_log2, log2_bounds(s.writer.write_us_log2.size(), 1, 1e-6));
+  e.single("commit_failures_total", "counter", "Group commits the ledger refused.",
+           s.writer.failures);
+}
+
+void transport_metrics(Exposition& e, const ServerContext& context, std::size_t http) {
+  const TransportMetrics& m = context.metrics;
+  e.family("replies_total", "counter", "Replies sent, by operation and status.");
+  for (std::size_t op = 0; op < TransportMetrics::kOps; ++op) {
+    for (std::size_t status = 0; status < TransportMetrics::kStatuses; ++status) {
+      std::uint64_t n = m.replies[op][status].load();
+      if (n == 0) continue;
+      e.sample("replies_total",
+               fmt::format("op=\"{}\",status=\"{}\"", kOpNames[op],
+                           to_string(static_cast<ReplyStatus>(status))),
+               n);
+    }
+  }
+  e.family("errors_total", "counter", "Error replies sent, by code.");
+  for (std::size_t code = 0; code < kErrcCount; ++code) {
+    e.sample("errors_total", fmt::format("code=\"{}\"", to_string(static_cast<errc>(code))),
+             m.errors[code].load());
+  }
+  e.family("connections", "gauge", "Open client connections, by transport.");
+  for (auto transport : {Transport::unix_socket, Transport::websocket}) {
+    e.sample("connections", fmt::format("transport=\"{}\"", to_string(transport)),
+             context.registry.size(transport));
+  }
+  e.sample("connections", "transport=\"http\"", http);
+  EventBus& events = context.engine.events();
+  e.single("watchers", "gauge", "Active watches.", events.subscribers());
+  e.single("events_published_total", "counter", "Events committed and published to watchers.",
+           events.published());
+  e.single("watch_events_sent_total", "counter", "Events queued to watching clients.",
+           m.events_sent.load());
+  e.single("watch_events_dropped_total", "counter",
+           "Events lagging watches did not get (they resume from the lagged revision).",
+           m.events_dropped.load());
+  e.single("watches_lagged_total", "counter", "Watches cancelled because the client lagged.",
+           m.watches_lagged.load());
+}
+
+}  // namespace
+
+std::string metrics_text(const ServerContext& context, std::size_t http_connections) {
+  std::string out;
+  Exposition e(out);
+  Millis uptime = context.engine.clock().now() - context.started_at;
+  e.family("build_info", "gauge", "The server's version.");
+  e.sample("build_info", fmt::format("version=\"{}\"", TENURE_VERSION), 1);
+  e.single("uptime_seconds", "gauge", "Seconds since the server started.",
+           static_cast<double>(uptime) / 1000.0);
+  engine_metrics(e, context.engine.stats());
+  transport_metrics(e, context, http_connections);
+  return out;
+}
+
+}  // namespace tenure

@@ -1,0 +1,83 @@
+#pragma once
+// One client connection on the Unix socket (§2): NDJSON with pipelining. Lines are cut out of
+// the input and served by the Conversation; every message goes into one outgoing buffer, written
+// by a single writer that takes all that queued up meanwhile in one write.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "transports/conversation.hpp"
+#include "transports/peer_credentials.hpp"
+
+namespace tenure {
+
+class UnixSession final : public Conversation {
+ public:
+  using Socket = boost::asio::local::stream_protocol::socket;
+
+  UnixSession(Socket socket, Strand strand, ServerContext& context, Peer peer);
+  ~UnixSession() override;
+
+  void start();
+  void drain() override;
+  void abort() override;
+
+ private:
+  enum class State {
+    open,      // reading requests
+    draining,  // no more reading; closes once every request is answered and written
+    flushing,  // no more reading; closes once what is queued is written
+    closing,   // everything is written; waiting for the client to take it
+    closed,
+  };
+
+  std::shared_ptr<UnixSession> self() {
+    return std::static_pointer_cast<UnixSession>(shared_from_this());
+  }
+  boost::asio::awaitable<void> read_loop();
+  boost::asio::awaitable<void> wait_for_room();
+  boost::asio::awaitable<void> write_loop();
+  boost::asio::awaitable<void> close_gracefully();
+  std::optional<std::string_view> next_line();
+  bool make_room_for_input();
+  void handle_line(std::string_view line);
+
+  void queue(MessageFormat format, const std::shared_ptr<Subscription>& event_of) override;
+  std::size_t unwritten_bytes() const override { return pending_.size() + outgoing_.size(); }
+  bool ended() const override { return state_ == State::closing || state_ == State::closed; }
+  void close_unread() override;
+  void settle() override;
+
+  bool reading_paused() const;
+  void start_writing();
+  void stop_reading(State next);
+  void close();
+
+  Socket socket_;
+  // The read loop waits on it while reading is paused; a graceful close, for its deadline.
+  boost::asio::steady_timer wake_;
+  boost::asio::cancellation_signal stop_read_;
+  Peer peer_;
+  State state_ = State::open;
+  bool waiting_for_room_ = false;
+  bool writing_ = false;
+
+  // Input: [begin_, end_) is unconsumed, [begin_, scan_) is known to hold no newline.
+  std::string input_;
+  std::size_t begin_ = 0;
+  std::size_t scan_ = 0;
+  std::size_t end_ = 0;
+  Millis read_at_ = 0;  // when the bytes being parsed were read (§4: requests are timed then)
+
+  std::string pending_;   // formatted, waiting for the next write
+  std::string outgoing_;  // in the write in flight
+  EventsInBuffer pending_events_;
+  EventsInBuffer outgoing_events_;
+};
+
+}  // namespace tenure

@@ -1,0 +1,128 @@
+#include "transports/web_server.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <future>
+
+#include "transports/http_session.hpp"
+
+namespace tenure {
+
+namespace asio = boost::asio;
+using asio::as_tuple;
+using asio::ip::tcp;
+using asio::use_awaitable;
+
+namespace {
+
+// After a failed accept (say, out of file descriptors) wait before the next, not spin.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+// How long stop() waits for plain HTTP connections to go once told to close.
+constexpr auto kCloseTimeout = std::chrono::seconds(2);
+
+}  // namespace
+
+WebServer::WebServer(asio::io_context& io, ServerContext& context)
+    : io_(io), context_(context), acceptor_(asio::make_strand(io)) {}
+
+bool WebServer::listen(WebOptions options, std::string& error) {
+  options_ = std::move(options);
+  const tcp::endpoint& endpoint = options_.address.endpoint;
+  boost::system::error_code ec;
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    error = "cannot listen on " + options_.address.host + ":" +
+            std::to_string(endpoint.port()) + ": " + ec.message();
+    return false;
+  }
+  unsigned short port = acceptor_.local_endpoint(ec).port();
+  const std::string& host = options_.address.host;
+  url_ = "http://" + (endpoint.address().is_v6() ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
+  std::vector<std::string> origins = own_origins(host, port);
+  origins.insert(origins.end(), options_.allow_origins.begin(), options_.allow_origins.end());
+  policy_ = std::make_unique<UpgradePolicy>(options_.token, std::move(origins));
+  return true;
+}
+
+std::string WebServer::url() const { return url_; }
+
+void WebServer::start() {
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
+}
+
+void WebServer::stop() {
+  std::promise<void> closed;
+  asio::post(acceptor_.get_executor(), [&] {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    closed.set_value();
+  });
+  closed.get_future().wait();
+  std::vector<std::shared_ptr<HttpSession>> open;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& entry : sessions_) {
+      if (auto session = entry.second.lock()) open.push_back(std::move(session));
+    }
+  }
+  for (auto& session : open) session->close();
+  open.clear();
+  std::unique_lock lock(mutex_);
+  if (!emptied_.wait_for(lock, kCloseTimeout, [&] { return sessions_.empty(); })) {
+    spdlog::warn("{} HTTP connections did not close in time", sessions_.size());
+  }
+}
+
+std::size_t WebServer::http_connections() const {
+  std::lock_guard lock(mutex_);
+  return sessions_.size();
+}
+
+void WebServer::forget(const HttpSession* session) {
+  std::lock_guard lock(mutex_);
+  if (sessions_.erase(session) > 0 && sessions_.empty()) emptied_.notify_all();
+}
+
+asio::awaitable<void> WebServer::accept_loop() {
+  asio::steady_timer backoff(acceptor_.get_executor());
+  while (acceptor_.is_open()) {
+    // Each connection on a strand of its own: sessions run in parallel.
+    auto strand = asio::make_strand(io_);
+    tcp::socket socket(strand);
+    auto [error] = co_await acceptor_.async_accept(socket, as_tuple(use_awaitable));
+    if (!acceptor_.is_open()) co_return;
+    if (error) {
+      spdlog::warn("accept on {} failed: {}", url_, error.message());
+      backoff.expires_after(kAcceptBackoff);
+      co_await backoff.async_wait(as_tuple(use_awaitable));
+      continue;
+    }
+    admit(std::move(socket), strand);
+  }
+}
+
+void WebServer::admit(tcp::socket socket, const Conversation::Strand& strand) {
+  // Replies and events are small and latency matters (expiry notices): no Nagle delay.
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  bool refuse =
+      http_connections() + context_.registry.size(Transport::websocket) >= options_.max_connections;
+  auto session = std::make_shared<HttpSession>(std::move(socket), strand, *this, refuse);
+  {
+    std::lock_guard lock(mutex_);
+    sessions_.emplace(session.get(), session);
+  }
+  session->start();
+}
+
+}  // namespace tenure
