@@ -7,6 +7,8 @@ packages=(build-essential cmake ninja-build ccache pkg-config
           libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3 procps)
+  # The dashboard's browser test (tests/browser): headless Chromium and a font to render with.
+  packages+=(chromium fonts-dejavu-core)
 fi
 
 missing=()
