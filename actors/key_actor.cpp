@@ -301,14 +301,18 @@ void KeyActor::post_acquire(AcquireRequest request, Reply<AcquireResult> reply) 
   });
 }
 
+Millis KeyActor::begin_holder_turn(const Caller& caller, HolderParams& holder, Step& step) {
+  holder.principal = caller.principal;
+  holder.admin = caller.admin;
+  settle(caller.received_at, step);
+  return caller.received_at;
+}
+
 void KeyActor::post_renew(RenewRequest request, Reply<HolderResult> reply) {
   post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
     if (!load_or_fail(reply)) return;
-    Millis now = request.caller.received_at;
-    request.holder.principal = request.caller.principal;
-    request.holder.admin = request.caller.admin;
     Step step;
-    settle(now, step);
+    Millis now = begin_holder_turn(request.caller, request.holder, step);
     HolderOutcome outcome =
         renew(state_, key_, request.holder, request.ttl_ms, now, core_.config.limits, step.change);
     reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
@@ -319,11 +323,8 @@ void KeyActor::post_renew(RenewRequest request, Reply<HolderResult> reply) {
 void KeyActor::post_release(ReleaseRequest request, Reply<HolderResult> reply) {
   post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
     if (!load_or_fail(reply)) return;
-    Millis now = request.caller.received_at;
-    request.holder.principal = request.caller.principal;
-    request.holder.admin = request.caller.admin;
     Step step;
-    settle(now, step);
+    Millis now = begin_holder_turn(request.caller, request.holder, step);
     HolderOutcome outcome = release(state_, key_, request.holder, now, step.change);
     reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
     serve_waiters(now, step);

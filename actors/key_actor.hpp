@@ -66,6 +66,8 @@ class KeyActor : public std::enable_shared_from_this<KeyActor> {
 
   // REQUIRES (all below): on the key's strand.
   void settle(Millis now, Step& step);
+  // Renew and release: the caller's identity into `holder`, then settle. Returns the turn's time.
+  Millis begin_holder_turn(const Caller& caller, HolderParams& holder, Step& step);
   void serve_waiters(Millis now, Step& step);
   void finish(Step& step);
   void on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events);
