@@ -306,7 +306,13 @@ TEST_CASE("another uid may not renew; release or revoke: forbidden", "[e2e][daem
 TEST_CASE("connections beyond --max-connections are refused cleanly", "[e2e][daemon]") {
   Daemon d({"--max-connections", "3"});
   std::vector<LineClient> conns;
-  for (int i = 0; i < 3; ++i) {
+  conns.push_back(d.connect());
+  // The harness's readiness probe counts until the server has seen it close: wait for that.
+  for (int i = 0; i < 200; ++i) {
+    if (conns.back().call("\"op\":\"stats\"")["connections"].i64() == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (int i = 1; i < 3; ++i) {
     conns.push_back(d.connect());
     REQUIRE(conns.back().call("\"op\":\"ping\"")["status"] == "pong");
   }
