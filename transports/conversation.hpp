@@ -47,8 +47,7 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void on_lost(const Event& event) override;
 
  protected:
-  Conversation(ServerContext& context, Strand strand, Transport transport,
-               Credentials credentials);
+  Conversation(ServerContext& context, Strand strand, Transport transport, Credentials credentials);
 
   // Registers the connection with the engine, once it is up.
   void open();

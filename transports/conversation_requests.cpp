@@ -63,9 +63,8 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
                  [op, id = std::move(id), key](Conversation& self, const AcquireResult& result) {
                    bool acquired = !result.error && result.status == AcquireStatus::acquired;
                    self.keys_.acquire_answered(key, acquired);
-                   self.reply(op, [&](std::string& out) {
-                     return format_acquire(out, id, result);
-                   });
+                   self.reply(op,
+                              [&](std::string& out) { return format_acquire(out, id, result); });
                  });
           },
           [&](ReleaseRequest& request) {
@@ -74,9 +73,8 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
                    if (!result.error && result.status != HolderStatus::not_holder) {
                      self.keys_.lease_ended(result.key);
                    }
-                   self.reply(op, [&](std::string& out) {
-                     return format_release(out, id, result);
-                   });
+                   self.reply(op,
+                              [&](std::string& out) { return format_release(out, id, result); });
                  });
           },
           [&](RenewRequest& request) {
@@ -111,9 +109,7 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
             EngineStats stats = engine.stats();
             reply(op, [&](std::string& out) { return format_stats(out, id, server, stats); });
           },
-          [&](PingRequest&) {
-            reply(op, [&](std::string& out) { return format_pong(out, id); });
-          },
+          [&](PingRequest&) { reply(op, [&](std::string& out) { return format_pong(out, id); }); },
       },
       body);
 }
@@ -127,8 +123,7 @@ void Conversation::start_watch(std::string id, WatchRequest& request) {
     reply(op, [&](std::string& out) { return format_error(out, id, refusal); });
     return;
   }
-  auto subscription =
-      std::make_shared<Subscription>(weak_from_this(), context_.limits.watch_queue);
+  auto subscription = std::make_shared<Subscription>(weak_from_this(), context_.limits.watch_queue);
   Revision current = 0;
   // Events and a `compacted` can come at once, but they are posted to this strand, so they
   // follow the `watching` reply queued below.

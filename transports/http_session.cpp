@@ -78,8 +78,7 @@ asio::awaitable<void> HttpSession::run() {
     parser.header_limit(kMaxHeader);
     parser.body_limit(kMaxBody);
     stream_.expires_after(kRequestTimeout);
-    auto [error, n] =
-        co_await http::async_read(stream_, buffer_, parser, as_tuple(use_awaitable));
+    auto [error, n] = co_await http::async_read(stream_, buffer_, parser, as_tuple(use_awaitable));
     std::optional<HttpResponse> response = respond(error, parser);
     if (!response) break;
     bool keep_alive = response->keep_alive();
@@ -102,8 +101,8 @@ std::optional<HttpResponse> HttpSession::respond(const boost::system::error_code
   }
   const HttpRequest& request = parser.get();
   if (refuse_) {
-    return text_response(http::status::service_unavailable,
-                         "too many connections; try again later", request.version(), false);
+    return text_response(http::status::service_unavailable, "too many connections; try again later",
+                         request.version(), false);
   }
   if (target_path(request.target()) != kWebSocketPath || !beast::websocket::is_upgrade(request)) {
     return route(request, server_.context(), server_.http_connections());

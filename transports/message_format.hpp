@@ -12,8 +12,8 @@ class MessageFormat {
  public:
   // The callable must outlive the MessageFormat: pass it straight into a call.
   template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, MessageFormat>)
-  MessageFormat(F&& format)  // NOLINT(google-explicit-constructor): a parameter type
+  requires(!std::is_same_v<std::remove_cvref_t<F>, MessageFormat>)
+      MessageFormat(F&& format)  // NOLINT(google-explicit-constructor): a parameter type
       : object_(const_cast<void*>(static_cast<const void*>(&format))),
         call_([](void* object, std::string& out) {
           (*static_cast<std::remove_reference_t<F>*>(object))(out);

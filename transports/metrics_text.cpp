@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <span>
 
 namespace tenure {
@@ -31,10 +32,10 @@ class Exposition {
     return family(name, type, help).sample(name, "", value);
   }
   // A histogram of counts in buckets whose upper bounds are `bounds` (the last bucket is +Inf).
-  // The engine keeps no sum, so none is exposed.
+  // Its sum only where the engine keeps one.
   Exposition& histogram(std::string_view name, std::string_view help,
-                        std::span<const std::uint64_t> counts,
-                        const std::vector<double>& bounds) {
+                        std::span<const std::uint64_t> counts, const std::vector<double>& bounds,
+                        std::optional<std::uint64_t> sum = std::nullopt) {
     family(name, "histogram", help);
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -42,6 +43,7 @@ class Exposition {
       std::string le = i < bounds.size() ? fmt::format("{}", bounds[i]) : "+Inf";
       sample(std::string(name) + "_bucket", fmt::format("le=\"{}\"", le), cumulative);
     }
+    if (sum) sample(std::string(name) + "_sum", "", *sum);
     return sample(std::string(name) + "_count", "", cumulative);
   }
 
@@ -72,16 +74,16 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
            s.healthy ? 1 : 0);
   e.family("engine_ops_total", "counter", "Requests admitted by the engine, by operation.");
   for (std::size_t kind = 0; kind < s.ops.size(); ++kind) {
-    e.sample("engine_ops_total",
-             fmt::format("op=\"{}\"", to_string(static_cast<OpKind>(kind))), s.ops[kind]);
+    e.sample("engine_ops_total", fmt::format("op=\"{}\"", to_string(static_cast<OpKind>(kind))),
+             s.ops[kind]);
   }
   // Lateness bucket i holds whole milliseconds of bit width i; writer bucket i holds [2^i,
   // 2^(i+1)).
-  e.histogram("expiry_lateness_seconds",
-              "How long after its deadline the timer ended a lease.",
+  e.histogram("expiry_lateness_seconds", "How long after its deadline the timer ended a lease.",
               s.expiry_lateness_ms_log2, log2_bounds(s.expiry_lateness_ms_log2.size(), 0, 1e-3));
   e.histogram("commit_batch_size", "Writes per group commit (one WriteBatch, one sync).",
-              s.writer.batch_size_log2, log2_bounds(s.writer.batch_size_log2.size(), 1, 1));
+              s.writer.batch_size_log2, log2_bounds(s.writer.batch_size_log2.size(), 1, 1),
+              s.writer.ops);
   e.histogram("commit_write_seconds", "Time to write and sync one group commit.",
               s.writer.write_us_log2, log2_bounds(s.writer.write_us_log2.size(), 1, 1e-6));
   e.single("commit_failures_total", "counter", "Group commits the ledger refused.",

@@ -56,9 +56,9 @@ void format_held(JsonWriter& w, std::string_view id, const AcquireResult& result
 }  // namespace
 
 std::string_view to_string(ReplyStatus status) {
-  static constexpr std::string_view kNames[] = {
-      "acquired", "held", "renewed", "released", "revoked",   "valid",
-      "not_holder", "ok", "pong",    "watching", "unwatched", "error"};
+  static constexpr std::string_view kNames[] = {"acquired", "held",     "renewed",    "released",
+                                                "revoked",  "valid",    "not_holder", "ok",
+                                                "pong",     "watching", "unwatched",  "error"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(ReplyStatus::count));
   return kNames[static_cast<std::size_t>(status)];
 }

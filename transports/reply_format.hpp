@@ -46,8 +46,7 @@ ReplyOutcome format_release(std::string& out, std::string_view id, const HolderR
 ReplyOutcome format_revoke(std::string& out, std::string_view id, const HolderResult& result);
 ReplyOutcome format_check(std::string& out, std::string_view id, const HolderResult& result);
 ReplyOutcome format_get(std::string& out, std::string_view id, const GetResult& result);
-ReplyOutcome format_keepalive(std::string& out, std::string_view id,
-                              const KeepaliveResult& result);
+ReplyOutcome format_keepalive(std::string& out, std::string_view id, const KeepaliveResult& result);
 ReplyOutcome format_list(std::string& out, std::string_view id, const ListResult& result);
 ReplyOutcome format_history(std::string& out, std::string_view id, const HistoryResult& result);
 ReplyOutcome format_pong(std::string& out, std::string_view id);

@@ -2,8 +2,8 @@
 // A request as read off the wire (§3): one typed body per op. Ops the engine answers carry the
 // engine's own request types; the rest (watch, unwatch, stats, ping) are the transport's.
 #include <cstdint>
-#include <optional>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -32,9 +32,9 @@ using RequestBody =
 
 // The ops in the order of RequestBody's alternatives, then the name under which requests that
 // could not be parsed are counted.
-inline constexpr std::string_view kOpNames[] = {
-    "acquire", "renew",   "release", "keepalive", "check", "get",  "list",
-    "history", "revoke",  "watch",   "unwatch",   "stats", "ping", "invalid"};
+inline constexpr std::string_view kOpNames[] = {"acquire", "renew", "release", "keepalive", "check",
+                                                "get",     "list",  "history", "revoke",    "watch",
+                                                "unwatch", "stats", "ping",    "invalid"};
 inline constexpr std::size_t kInvalidOp = std::variant_size_v<RequestBody>;
 static_assert(std::size(kOpNames) == kInvalidOp + 1);
 

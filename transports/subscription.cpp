@@ -28,8 +28,7 @@ void Subscription::on_watch_events(std::uint64_t, const std::vector<Event>& even
     });
   }
   if (fit == events.size()) return;
-  owner->context_.metrics.events_dropped.fetch_add(events.size() - fit,
-                                                   std::memory_order_relaxed);
+  owner->context_.metrics.events_dropped.fetch_add(events.size() - fit, std::memory_order_relaxed);
   cut_at(events[fit].revision);
   boost::asio::post(owner->strand_,
                     [owner, self = shared_from_this()] { owner->report_lag(self); });

@@ -42,7 +42,8 @@ UnixSession::~UnixSession() { close(); }
 void UnixSession::start() {
   open();
   spdlog::debug("connection {} opened by uid {}", conn(), peer_.uid);
-  asio::co_spawn(strand_, [self = self()] { return self->read_loop(); }, asio::detached);
+  asio::co_spawn(
+      strand_, [self = self()] { return self->read_loop(); }, asio::detached);
 }
 
 void UnixSession::drain() {
@@ -153,7 +154,8 @@ void UnixSession::queue(MessageFormat format, const std::shared_ptr<Subscription
 void UnixSession::start_writing() {
   if (writing_ || pending_.empty() || ended()) return;
   writing_ = true;
-  asio::co_spawn(strand_, [self = self()] { return self->write_loop(); }, asio::detached);
+  asio::co_spawn(
+      strand_, [self = self()] { return self->write_loop(); }, asio::detached);
 }
 
 asio::awaitable<void> UnixSession::write_loop() {
@@ -187,7 +189,8 @@ void UnixSession::settle() {
   bool done = state_ == State::flushing || (state_ == State::draining && inflight() == 0);
   if (!written || !done) return;
   state_ = State::closing;
-  asio::co_spawn(strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
+  asio::co_spawn(
+      strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
 }
 
 // Closing a socket with unread input resets the connection, and the reset can destroy replies

@@ -49,11 +49,13 @@ Credentials UpgradePolicy::credentials(std::optional<std::string_view> authoriza
   Principal self = ::geteuid();
   constexpr std::string_view kScheme = "bearer ";
   if (!authorization) {
-    return {self, false, "mutations over WebSocket need Authorization: Bearer <token> on the "
-                         "upgrade request (the token is in <data-dir>/ws.token)"};
+    return {self, false,
+            "mutations over WebSocket need Authorization: Bearer <token> on the "
+            "upgrade request (the token is in <data-dir>/ws.token)"};
   }
   std::string_view value = trim(*authorization);
-  bool bearer = value.size() > kScheme.size() && lowercase(value.substr(0, kScheme.size())) == kScheme;
+  bool bearer =
+      value.size() > kScheme.size() && lowercase(value.substr(0, kScheme.size())) == kScheme;
   if (!bearer || token_.empty() || !same_secret(trim(value.substr(kScheme.size())), token_)) {
     return {self, false, "the upgrade request's bearer token is not the server's"};
   }
@@ -62,8 +64,8 @@ Credentials UpgradePolicy::credentials(std::optional<std::string_view> authoriza
 
 std::vector<std::string> own_origins(std::string_view host, unsigned short port) {
   std::string suffix = port == 80 ? "" : ":" + std::to_string(port);
-  std::string named = host.find(':') == std::string_view::npos ? std::string(host)
-                                                                 : "[" + std::string(host) + "]";
+  std::string named =
+      host.find(':') == std::string_view::npos ? std::string(host) : "[" + std::string(host) + "]";
   std::vector<std::string> origins{"http://" + named + suffix, "http://localhost" + suffix,
                                    "http://127.0.0.1" + suffix, "http://[::1]" + suffix};
   std::sort(origins.begin(), origins.end());

@@ -16,8 +16,8 @@ namespace tenure {
 
 namespace asio = boost::asio;
 using asio::as_tuple;
-using asio::ip::tcp;
 using asio::use_awaitable;
+using asio::ip::tcp;
 
 namespace {
 
@@ -40,8 +40,8 @@ bool WebServer::listen(WebOptions options, std::string& error) {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    error = "cannot listen on " + options_.address.host + ":" +
-            std::to_string(endpoint.port()) + ": " + ec.message();
+    error = "cannot listen on " + options_.address.host + ":" + std::to_string(endpoint.port()) +
+            ": " + ec.message();
     return false;
   }
   unsigned short port = acceptor_.local_endpoint(ec).port();
@@ -56,9 +56,7 @@ bool WebServer::listen(WebOptions options, std::string& error) {
 
 std::string WebServer::url() const { return url_; }
 
-void WebServer::start() {
-  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
-}
+void WebServer::start() { asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached); }
 
 void WebServer::stop() {
   std::promise<void> closed;

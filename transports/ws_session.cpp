@@ -1,6 +1,9 @@
 #include "transports/ws_session.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -49,6 +52,7 @@ void WsSession::start(Upgrade upgrade) {
 void WsSession::drain() {
   asio::post(strand_, [self = self()] {
     if (self->state_ != State::open) return;
+    if (!self->accepted_) return self->close();  // no close handshake before the opening one
     // Requests already read still get their replies; the close handshake follows them.
     self->state_ = State::draining;
     self->wake_.cancel();
@@ -78,6 +82,7 @@ asio::awaitable<void> WsSession::run(Upgrade upgrade) {
     close();
     co_return;
   }
+  accepted_ = true;
   open();
   spdlog::debug("connection {} opened over WebSocket", conn());
   while (state_ == State::open) {
@@ -117,9 +122,9 @@ asio::awaitable<WsSession::Message> WsSession::read_message() {
 
 void WsSession::handle_message(const Message& message) {
   if (message.size > context_.limits.max_frame) {
-    send_error({errc::frame_too_large,
-                "a message is longer than " + std::to_string(context_.limits.max_frame) +
-                    " bytes; it was dropped"});
+    send_error({errc::frame_too_large, "a message is longer than " +
+                                           std::to_string(context_.limits.max_frame) +
+                                           " bytes; it was dropped"});
   } else if (ws_.got_binary()) {
     send_error({errc::bad_request, "binary frames are not requests: send JSON in text frames"});
   } else {
@@ -145,11 +150,17 @@ void WsSession::queue(MessageFormat format, const std::shared_ptr<Subscription>&
   frames_.push_back(std::move(frame));
   if (writing_) return;
   writing_ = true;
-  asio::co_spawn(strand_, [self = self()] { return self->write_loop(); }, asio::detached);
+  asio::co_spawn(
+      strand_, [self = self()] { return self->write_loop(); }, asio::detached);
 }
 
+// Beast writes one frame per call, so a burst of events (a watch's replay, a fan-out) would
+// leave in one small segment each. While more frames wait, the socket is corked: the kernel
+// fills whole segments, and uncorking when the queue runs dry sends the rest at once.
 asio::awaitable<void> WsSession::write_loop() {
+  bool corked = false;
   while (!frames_.empty() && state_ != State::closed) {
+    if (!corked && frames_.size() > 1) corked = cork(true);
     auto [error, n] =
         co_await ws_.async_write(asio::buffer(frames_.front().text), as_tuple(use_awaitable));
     Frame& written = frames_.front();
@@ -161,8 +172,15 @@ asio::awaitable<void> WsSession::write_loop() {
       break;
     }
   }
+  if (corked && state_ != State::closed) cork(false);
   writing_ = false;
   settle();
+}
+
+bool WsSession::cork(bool on) {
+  int value = on ? 1 : 0;
+  auto& socket = beast::get_lowest_layer(ws_).socket();
+  return ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_CORK, &value, sizeof value) == 0;
 }
 
 void WsSession::settle() {
@@ -171,7 +189,8 @@ void WsSession::settle() {
   bool done = state_ == State::draining && inflight() == 0 && frames_.empty() && !writing_;
   if (!done) return;
   state_ = State::closing;
-  asio::co_spawn(strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
+  asio::co_spawn(
+      strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
 }
 
 // The read still pending sees the client's answer to our close frame and ends.

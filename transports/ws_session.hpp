@@ -66,11 +66,14 @@ class WsSession final : public Conversation {
   void settle() override;
 
   bool reading_paused() const;
+  // Sets TCP_CORK; true when it took.
+  bool cork(bool on);
   void close();
 
   boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
   boost::asio::steady_timer wake_;  // the read loop waits on it while reading is paused
   State state_ = State::open;
+  bool accepted_ = false;  // the opening handshake is done
   bool waiting_for_room_ = false;
   bool writing_ = false;
   boost::beast::flat_buffer input_;

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/duration.hpp"
 #include "apps/tenure/failure.hpp"
+#include "core/duration.hpp"
 
 namespace tenure::cli {
 namespace {

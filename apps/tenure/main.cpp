@@ -5,10 +5,10 @@
 #include <iostream>
 
 #include "apps/tenure/commands.hpp"
-#include "core/duration.hpp"
 #include "apps/tenure/failure.hpp"
 #include "apps/tenure/run_command.hpp"
 #include "apps/tenure/watch.hpp"
+#include "core/duration.hpp"
 #include "core/validate.hpp"
 
 namespace {

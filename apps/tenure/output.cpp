@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/duration.hpp"
 #include "apps/tenure/human_time.hpp"
+#include "core/duration.hpp"
 
 namespace tenure::cli {
 namespace {

@@ -101,9 +101,10 @@ bool start_web(const Options& o, WebServer& web, std::string& error) {
     return false;
   }
   web.start();
-  spdlog::info("HTTP and WebSocket on {} (/v1/ws, dashboard at /, /metrics, /healthz); "
-               "bearer token for mutations in {}/ws.token",
-               web.url(), o.data_dir);
+  spdlog::info(
+      "HTTP and WebSocket on {} (/v1/ws, dashboard at /, /metrics, /healthz); "
+      "bearer token for mutations in {}/ws.token",
+      web.url(), o.data_dir);
   return true;
 }
 

@@ -103,11 +103,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   add_duration(app, "--max-lock-delay", o.limits.max_lock_delay,
                "Largest lock_delay_ms an acquire may ask for", "60s");
   app.add_option("--max-frame", o.max_frame,
-                 "Longest request line in bytes; a longer one gets frame_too_large and the "
-                 "connection is closed")
+                 "Longest request in bytes (a socket line, a WebSocket message); a longer one "
+                 "gets frame_too_large, and the socket connection is closed (a WebSocket stays)")
       ->capture_default_str();
   app.add_option("--max-connections", o.max_connections,
-                 "Open connections at most; more are refused with too_many_requests")
+                 "Open socket connections at most, and as many HTTP/WebSocket ones; more are "
+                 "refused (too_many_requests, HTTP 503)")
       ->capture_default_str();
   app.add_option("--max-inflight-per-connection", o.max_inflight,
                  "Unanswered requests per connection before the server stops reading from it")

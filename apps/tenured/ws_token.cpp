@@ -66,8 +66,7 @@ std::optional<std::string> read_token(const std::string& path, int fd, std::stri
     return std::nullopt;
   }
   if (!S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || (info.st_mode & 077) != 0) {
-    error = path + " must be a regular file of ours that only we can read (chmod 600 " + path +
-            ")";
+    error = path + " must be a regular file of ours that only we can read (chmod 600 " + path + ")";
     return std::nullopt;
   }
   std::string text(kMaxLength + 1, '\0');

@@ -8,7 +8,6 @@
 namespace tenure {
 
 // The token, created when missing; empty with `error` set when it cannot be had safely.
-std::optional<std::string> load_or_create_ws_token(const std::string& data_dir,
-                                                   std::string& error);
+std::optional<std::string> load_or_create_ws_token(const std::string& data_dir, std::string& error);
 
 }  // namespace tenure

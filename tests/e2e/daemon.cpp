@@ -16,8 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>

@@ -7,7 +7,9 @@
 namespace e2e {
 namespace {
 
-bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
+bool name_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':';
+}
 bool name_char(char c) { return name_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
 
 // Reads a metric or label name at `pos`; empty when there is none.
@@ -169,7 +171,7 @@ Exposition parse_exposition(std::string_view text) {
       if (type) {
         std::string kind(pos < line.size() ? line.substr(pos + 1) : "");
         static const std::set<std::string> kKinds{"counter", "gauge", "histogram", "summary",
-                                                   "untyped"};
+                                                  "untyped"};
         if (!kKinds.contains(kind)) out.problems.push_back(where + "unknown type");
         if (!out.types.emplace(name, kind).second) out.problems.push_back(where + "second TYPE");
         if (sampled_families.contains(name)) {

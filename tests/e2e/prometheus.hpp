@@ -11,8 +11,8 @@
 namespace e2e {
 
 struct Exposition {
-  std::vector<std::string> problems;      // empty when the text is well-formed
-  std::map<std::string, double> samples;  // by series as written: name{labels}
+  std::vector<std::string> problems;         // empty when the text is well-formed
+  std::map<std::string, double> samples;     // by series as written: name{labels}
   std::map<std::string, std::string> types;  // family -> counter, gauge, histogram, ...
 };
 

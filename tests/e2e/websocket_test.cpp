@@ -126,11 +126,11 @@ TEST_CASE("a browser handshake from a foreign origin is refused with 403", "[e2e
   CHECK(WsClient::upgrade_status(port, WsOptions().from("http://evil.example")) == 403);
   CHECK(WsClient::upgrade_status(port, WsOptions().from("null")) == 403);
   CHECK(WsClient::upgrade_status(port, WsOptions().from("http://127.0.0.1:1")) == 403);
-  CHECK(WsClient::upgrade_status(port, WsOptions().bearer(d.ws_token()).from("http://evil.example")) ==
-        403);
+  CHECK(WsClient::upgrade_status(
+            port, WsOptions().bearer(d.ws_token()).from("http://evil.example")) == 403);
   CHECK(WsClient::upgrade_status(port, WsOptions().from(own)) == 101);
-  CHECK(WsClient::upgrade_status(port, WsOptions().from("http://localhost:" + std::to_string(port))) ==
-        101);
+  CHECK(WsClient::upgrade_status(
+            port, WsOptions().from("http://localhost:" + std::to_string(port))) == 101);
   CHECK(WsClient::upgrade_status(port, WsOptions().from("https://ops.example.com")) == 101);
   CHECK(WsClient::upgrade_status(port, WsOptions()) == 101);  // not a browser
   WsClient page(port, WsOptions().from(own));
@@ -230,6 +230,7 @@ TEST_CASE("GET /metrics is Prometheus text with the server's numbers", "[e2e][we
   CHECK(e.samples["tenure_events_published_total"] >= 3);
   CHECK(e.samples.contains("tenure_expiry_lateness_seconds_count"));
   CHECK(e.samples["tenure_commit_batch_size_count"] >= 1);
+  CHECK(e.samples["tenure_commit_batch_size_sum"] >= e.samples["tenure_commit_batch_size_count"]);
   CHECK(e.types["tenure_commit_write_seconds"] == "histogram");
   CHECK(e.types["tenure_replies_total"] == "counter");
 }
@@ -242,8 +243,8 @@ TEST_CASE("the checker refuses what is not Prometheus text", "[e2e][websocket]")
   CHECK_FALSE(parse_exposition("a one\n").problems.empty());
   CHECK_FALSE(parse_exposition("a 1\na 2\n").problems.empty());
   CHECK_FALSE(parse_exposition("a 1\n# TYPE a gauge\n").problems.empty());
-  CHECK_FALSE(parse_exposition("# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_count 2\n")
-                  .problems.empty());
+  CHECK_FALSE(
+      parse_exposition("# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_count 2\n").problems.empty());
   CHECK(parse_exposition("# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 3\n"
                          "h_count 3\n")
             .problems.empty());
@@ -269,4 +270,16 @@ TEST_CASE("connections past --max-connections get 503", "[e2e][websocket]") {
   WsClient b(port);
   CHECK(WsClient::upgrade_status(port, WsOptions()) == 503);
   CHECK(a.call("\"op\":\"ping\"")["status"] == "pong");
+}
+
+TEST_CASE("SIGTERM ends WebSocket connections cleanly", "[e2e][websocket]") {
+  Daemon d(web_args());
+  WsClient watcher(d.web_port());
+  REQUIRE(watcher.call("\"op\":\"watch\"")["status"] == "watching");
+  WsClient idle(d.web_port());
+  ProcessResult r = d.terminate(10000ms);
+  CHECK(r.exited);
+  CHECK(r.exit_code == 0);
+  CHECK(watcher.wait_closed(5000ms));
+  CHECK(idle.wait_closed(5000ms));
 }

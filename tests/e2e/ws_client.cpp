@@ -195,8 +195,8 @@ HttpResult http_get(unsigned short port, const std::string& target, Millis timeo
   });
   io.run();
   if (failure) throw std::runtime_error("GET " + target + ": " + failure.message());
-  return {static_cast<int>(response.result_int()),
-          std::string(response[http::field::content_type]), response.body()};
+  return {static_cast<int>(response.result_int()), std::string(response[http::field::content_type]),
+          response.body()};
 }
 
 }  // namespace e2e

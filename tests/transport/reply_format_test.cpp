@@ -170,4 +170,42 @@ TEST_CASE("lost events, pong and stats", "[transport]") {
                                     R"("watchers":0,"ops":{"acquire":3,)"));
 }
 
+TEST_CASE("watch replies and the messages of a watch", "[transport]") {
+  std::string out;
+  CHECK(format_watching(out, "4", 9, 120).status == ReplyStatus::watching);
+  CHECK(out == R"({"id":4,"status":"watching","watch_id":9,"revision":120})");
+  out.clear();
+  format_unwatched(out, "", 9);
+  CHECK(out == R"({"status":"unwatched","watch_id":9})");
+  out.clear();
+  format_event(out, 9, Event{EventType::renewed, "k", "o1", 7, kT0, kT0 + 5000, 121});
+  CHECK(out == R"({"event":"renewed","watch_id":9,"revision":121,"key":"k","owner":"o1",)"
+               R"("token":7,"at":"2023-11-14T22:13:20.000Z",)"
+               R"("expires_at":"2023-11-14T22:13:25.000Z"})");
+  out.clear();
+  format_event(out, 9, Event{EventType::acquired, "k", "o1", 8, kT0, std::nullopt, 122});
+  CHECK_THAT(out, Catch::EndsWith(R"("expires_at":null})"));
+  out.clear();
+  format_lagged(out, 9, 123);
+  CHECK(out == R"({"event":"lagged","watch_id":9,"resume_from":123})");
+  out.clear();
+  format_compacted(out, 9, 50);
+  CHECK(out == R"({"event":"compacted","watch_id":9,"oldest_revision":50})");
+}
+
+TEST_CASE("each reply says what it was, for the metrics", "[transport]") {
+  std::string out;
+  ReplyOutcome error = format_error(out, "", Error{errc::unauthenticated, "no"});
+  CHECK(error.status == ReplyStatus::error);
+  CHECK(error.error == errc::unauthenticated);
+  HolderResult refused = holder_result(HolderStatus::forbidden);
+  CHECK(format_renew(out, "", refused).error == errc::forbidden);
+  CHECK(format_release(out, "", holder_result(HolderStatus::not_holder)).status ==
+        ReplyStatus::not_holder);
+  AcquireResult held;
+  held.key = "k";
+  CHECK(format_acquire(out, "", held).status == ReplyStatus::held);
+  CHECK(to_string(ReplyStatus::not_holder) == "not_holder");
+}
+
 }  // namespace tenure
