@@ -107,8 +107,11 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     WriteOp& op = p.op;
     if (op.state) encoded &= wb.Put(cf_.leases, op.key, encode_state(*op.state)).ok();
     for (const TenureRecord& t : op.tenures) {
+      // A live tenure is read from the lease row; only ended ones get a row of their own, which
+      // saves one memtable insert per acquire.
+      if (!t.ended_at) continue;
       encoded &= wb.Put(cf_.tenures, tenure_row_key(op.key, t.token), encode_tenure(t)).ok();
-      if (!t.ended_at && t.token > config_.history_keep) {
+      if (t.token > config_.history_keep) {
         encoded &=
             wb.Delete(cf_.tenures, tenure_row_key(op.key, t.token - config_.history_keep)).ok();
       }
@@ -118,12 +121,13 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
       encoded &= wb.Put(cf_.events, big_endian(e.revision), encode_event(e)).ok();
     }
   }
-  encoded &= wb.Put(cf_.meta, "revision", big_endian(next)).ok();
   Revision oldest = oldest_revision_.load();
   Revision new_oldest = oldest;
   if (next > config_.events_keep && next - config_.events_keep > oldest + kEventTrimStep) {
     new_oldest = next - config_.events_keep + 1;
-    encoded &= wb.DeleteRange(cf_.events, big_endian(0), big_endian(new_oldest)).ok();
+    // From "", not BE64(0): a tombstone key outside the insert-hint prefix domain (see
+    // Ledger::open) does not disturb the hint, which RocksDB shares with the tombstone table.
+    encoded &= wb.DeleteRange(cf_.events, "", big_endian(new_oldest)).ok();
     encoded &= wb.Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
   }
 

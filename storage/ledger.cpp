@@ -3,6 +3,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 
 #include <algorithm>
@@ -12,7 +13,10 @@
 namespace tenure::storage {
 namespace {
 
-constexpr const char* kSchemaVersion = "1";
+// 2: the revision lives only in the event log, live tenures only in the lease row. A schema-1
+// ledger reads correctly as schema 2 and is marked 2, so that an older tenured refuses it.
+constexpr const char* kSchemaVersion = "2";
+constexpr const char* kUpgradableSchema = "1";
 
 bool read_meta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const char* name,
                std::uint64_t& value, std::string& error) {
@@ -27,6 +31,20 @@ bool read_meta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const char* nam
     return false;
   }
   value = from_big_endian(bytes);
+  return true;
+}
+
+// The revision is the newest event's: every revision is an event, and trimming the log always
+// keeps the newest. (Ledgers of schema 1 also kept it in meta; `revision` starts from that.)
+bool read_last_revision(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events, Revision& revision,
+                        std::string& error) {
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), events));
+  it->SeekToLast();
+  if (it->Valid()) revision = std::max(revision, from_big_endian(it->key().ToStringView()));
+  if (!it->status().ok()) {
+    error = it->status().ToString();
+    return false;
+  }
   return true;
 }
 
@@ -50,11 +68,19 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, std::string& 
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 
+  // Events are appended in revision order: a remembered insert position makes each insert O(1)
+  // instead of a skiplist search. RocksDB honours the hint only without concurrent memtable
+  // writes, which the single group writer never needs.
+  db_options.allow_concurrent_memtable_write = false;
+  rocksdb::ColumnFamilyOptions event_options = cf_options;
+  event_options.memtable_insert_with_hint_prefix_extractor.reset(
+      rocksdb::NewFixedPrefixTransform(1));
+
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, cf_options},
       {"leases", cf_options},
       {"tenures", cf_options},
-      {"events", cf_options},
+      {"events", event_options},
       {"meta", cf_options},
   };
   std::unique_ptr<Ledger> ledger(new Ledger());
@@ -75,7 +101,7 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, std::string& 
 
   std::string schema;
   s = raw->Get(rocksdb::ReadOptions(), ledger->cf_.meta, "schema", &schema);
-  if (s.IsNotFound()) {
+  if (s.IsNotFound() || (s.ok() && schema == kUpgradableSchema)) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
     s = raw->Put(wo, ledger->cf_.meta, "schema", kSchemaVersion);
@@ -89,7 +115,8 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, std::string& 
   }
   std::uint64_t revision = 0, oldest = 0;
   if (!read_meta(raw, ledger->cf_.meta, "revision", revision, error) ||
-      !read_meta(raw, ledger->cf_.meta, "oldest_revision", oldest, error)) {
+      !read_meta(raw, ledger->cf_.meta, "oldest_revision", oldest, error) ||
+      !read_last_revision(raw, ledger->cf_.events, revision, error)) {
     return nullptr;
   }
   WriterConfig config{options.sync, std::max<std::size_t>(options.history_keep, 1),
@@ -170,17 +197,35 @@ std::vector<TenureRecord> Ledger::history(std::string_view key, Token before_tok
                                           std::size_t limit, bool& more) const {
   std::vector<TenureRecord> out;
   more = false;
-  std::string prefix = tenure_row_prefix(key);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.tenures));
-  if (before_token == 0) {
-    it->SeekForPrev(tenure_row_key(key, ~Token{0}));
-  } else {
-    it->SeekForPrev(tenure_row_key(key, before_token - 1));
+  // One snapshot: the lease row and the ended tenures must agree on which tenure is live.
+  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  rocksdb::ReadOptions read;
+  read.snapshot = snapshot;
+  auto in_range = [&](Token token) { return before_token == 0 || token < before_token; };
+  // The live tenure is the newest and has no row of its own (see GroupWriter::commit).
+  Token live_token = 0;
+  std::string row_bytes;
+  if (db_->Get(read, cf_.leases, key, &row_bytes).ok()) {
+    auto state = decode_state(row_bytes);
+    if (state && state->lease && in_range(state->lease->token)) {
+      const Lease& lease = *state->lease;
+      live_token = lease.token;
+      if (limit == 0) {
+        more = true;
+      } else {
+        out.push_back(
+            TenureRecord{lease.token, lease.owner, lease.acquired_at, std::nullopt, std::nullopt});
+      }
+    }
   }
-  for (; it->Valid(); it->Prev()) {
+  std::string prefix = tenure_row_prefix(key);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, cf_.tenures));
+  it->SeekForPrev(tenure_row_key(key, before_token == 0 ? ~Token{0} : before_token - 1));
+  for (; it->Valid() && !more; it->Prev()) {
     std::string_view row = it->key().ToStringView();
     if (!row.starts_with(prefix) || row.size() != prefix.size() + 8) break;
     Token token = from_big_endian(row.substr(prefix.size()));
+    if (token == live_token) continue;  // a schema-1 start record
     auto record = decode_tenure(it->value().ToStringView(), token);
     if (!record) continue;
     if (out.size() == limit) {
@@ -189,6 +234,8 @@ std::vector<TenureRecord> Ledger::history(std::string_view key, Token before_tok
     }
     out.push_back(std::move(*record));
   }
+  it.reset();
+  db_->ReleaseSnapshot(snapshot);
   return out;
 }
 

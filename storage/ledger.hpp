@@ -1,9 +1,9 @@
 #pragma once
 // The tenure ledger on RocksDB. Column families:
 //   leases   key                  -> KeyState (kept after the lease ends: last_token lives on)
-//   tenures  key '\0' BE64(token) -> TenureRecord
+//   tenures  key '\0' BE64(token) -> TenureRecord of an ended tenure (the live one is the row's)
 //   events   BE64(revision)       -> Event
-//   meta     "revision", "oldest_revision", "schema"
+//   meta     "oldest_revision", "schema" (the revision is the newest event's)
 // Reads see only committed, hence durable, rows. All writes go through the GroupWriter.
 #include <functional>
 #include <memory>

@@ -113,7 +113,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--max-inflight-per-connection", o.max_inflight,
                  "Unanswered requests per connection before the server stops reading from it")
       ->capture_default_str();
-  app.add_option("--history-keep", o.history_keep, "Tenure records kept per key in the history")
+  app.add_option("--history-keep", o.history_keep,
+                 "Ended tenures kept per key in the history (plus the live one)")
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Threads serving connections and keys")
       ->default_str("number of cores");

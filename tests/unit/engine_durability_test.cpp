@@ -94,6 +94,13 @@ TEST_CASE("history retention compacts old records without reissuing tokens", "[d
   CHECK(h.tenures[2].token == 8);
   f.reopen();
   CHECK(f.acquire("k", "o").lease->token == 11);
+  // The live tenure comes from the lease row, on top of the kept ended ones.
+  f.reopen();
+  h = f.history("k");
+  REQUIRE(h.tenures.size() == 4);
+  CHECK(h.tenures[0].token == 11);
+  CHECK_FALSE(h.tenures[0].end);
+  CHECK(h.tenures[3].token == 8);
 }
 
 TEST_CASE("history older than the age limit is compacted at start-up", "[durability]") {
