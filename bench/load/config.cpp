@@ -95,11 +95,19 @@ std::optional<int> parse_config(int argc, char** argv, Config& c) {
   app.add_option("--mix", c.mix,
                  "acquire-release | acquire-renew-release | contended (held: retry after "
                  "--retry) | waiters (tenure: queue with wait_ms; others: retry) | expiry "
-                 "(acquire each key in turn, never release; tenure: time the lost events)")
+                 "(acquire each key once, never release; tenure: time the lost events)")
       ->transform(CLI::CheckedTransformer(mixes))
       ->default_str("acquire-release");
   app.add_option("--ttl", c.ttl_ms, "Lease TTL in ms (etcd: rounded up to seconds)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  add_duration(app, "--expire-window", c.expire_window,
+               "expiry: spread the deadlines evenly over this window (0: all get --ttl)");
+  add_duration(app, "--expire-after", c.expire_after,
+               "expiry: the window's first deadline, from the start; keys acquired too late for "
+               "their deadline are skipped");
+  app.add_option("--watchers", c.watchers,
+                 "expiry, tenure: watch subscribers on the socket that time the expired events")
       ->capture_default_str();
   app.add_option("--wait", c.wait_ms, "waiters: wait_ms of a queued acquire")
       ->check(CLI::PositiveNumber)
@@ -119,10 +127,19 @@ std::optional<int> parse_config(int argc, char** argv, Config& c) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 1;
   }
-  // With --ops the count ends the run; the duration is then only a bound.
-  if (c.ops && app.count("--duration") == 0) c.duration = kOpsBound;
+  // With --ops, or in expiry where each key is taken once, the count ends the run; the
+  // duration is then only a bound.
+  if ((c.ops || c.mix == Mix::expiry) && app.count("--duration") == 0) c.duration = kOpsBound;
   if (c.target != Target::etcd && c.socket.empty()) {
     std::cerr << "tenure-bench: --socket is required for --target " << to_string(c.target) << "\n";
+    return 1;
+  }
+  if (c.expire_window.count() > 0 && c.mix != Mix::expiry) {
+    std::cerr << "tenure-bench: --expire-window needs --mix expiry\n";
+    return 1;
+  }
+  if (c.watchers > 0 && (c.mix != Mix::expiry || c.target != Target::tenure)) {
+    std::cerr << "tenure-bench: --watchers needs --mix expiry and --target tenure\n";
     return 1;
   }
   return std::nullopt;

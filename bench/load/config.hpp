@@ -28,6 +28,12 @@ struct Config {
   std::size_t hot_keys = 10;
   Mix mix = Mix::acquire_release;
   std::int64_t ttl_ms = 10'000;
+  // expiry: > 0 spreads the leases' deadlines evenly over a window this long that starts
+  // expire_after after the run's start (each acquire's TTL is computed to hit its deadline);
+  // 0: every lease gets ttl_ms.
+  std::chrono::milliseconds expire_window{0};
+  std::chrono::milliseconds expire_after{90'000};
+  std::size_t watchers = 0;      // expiry, tenure: watch subscribers timing the `expired` events
   std::int64_t wait_ms = 5'000;  // waiters: how long a queued acquire may wait
   std::int64_t retry_ms = 1;     // contended (and waiters on redis/etcd): pause before a retry
   std::optional<double> rate;    // open loop: total operations per second

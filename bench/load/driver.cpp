@@ -6,15 +6,17 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 #include <chrono>
 #include <random>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "bench/load/fencing_check.hpp"
 #include "bench/load/key_chooser.hpp"
 #include "bench/load/lock_client.hpp"
+#include "bench/load/wall_clock.hpp"
+#include "bench/load/watch_client.hpp"
 
 namespace tenure::bench {
 
@@ -28,8 +30,13 @@ namespace {
 // How long after the end connections may take to finish their last cycles before they are
 // closed: a cycle caught in a stall must not keep the run going.
 constexpr std::int64_t kGraceNs = 5'000'000'000;
-// While waiting for `lost` events (expiry), how often to look.
-constexpr auto kExpiryPoll = std::chrono::milliseconds(20);
+// Expiry: how long after the last deadline, and after the last delivery, to wait for more.
+constexpr std::int64_t kExpiryGraceMs = 30'000;
+// While waiting for watchers to subscribe or for expiries to be delivered, how often to look.
+constexpr auto kPoll = std::chrono::milliseconds(20);
+// The server's shortest TTL by default (CONTRACT §3): a shorter planned TTL would be raised to
+// it and miss its planned deadline.
+constexpr std::int64_t kServerMinTtlMs = 10;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
@@ -42,6 +49,14 @@ SteadyClock::time_point at_ns(std::int64_t ns) {
 }
 
 std::int64_t ms_to_ns(std::int64_t ms) { return ms * 1'000'000; }
+
+// What went wrong, without the source location that Asio's system_error adds to what().
+std::string failure(const std::exception& e) {
+  if (const auto* s = dynamic_cast<const boost::system::system_error*>(&e)) {
+    return s->code().message();
+  }
+  return e.what();
+}
 
 // Operations a cycle of the mix sends when nothing is held: what --rate is divided by.
 int ops_per_cycle(Mix mix) {
@@ -56,14 +71,35 @@ int ops_per_cycle(Mix mix) {
 }
 
 struct Shared {
-  explicit Shared(const Config& c) : config(c), check(c.keys), zipf(KeyChooser::zipf_table(c)) {
+  explicit Shared(const Config& c)
+      : config(c),
+        check(c.keys),
+        zipf(KeyChooser::zipf_table(c)),
+        expiry(c.key_prefix, c.mix == Mix::expiry ? c.keys : 0, c.watchers),
+        acquiring(c.connections) {
     // Owners differ from any earlier run's, whose leases may still be live on the same server.
     nonce = "b" + std::to_string(std::random_device{}()) + "-";
     start = now_ns();
     warmup_end = start + ms_to_ns(c.warmup.count());
     stop_at = warmup_end + ms_to_ns(c.duration.count());
+    window_start_ms = wall_now_ms() + c.expire_after.count();
   }
   bool stopping(std::int64_t now) const { return stop.load() || now >= stop_at; }
+  // --expire-window: key n's deadline is window start + window * n / keys, so that the
+  // deadlines are spread evenly over the window however fast the keys were acquired.
+  std::int64_t planned_ttl_ms(std::size_t key) const {
+    auto offset = config.expire_window.count() * static_cast<std::int64_t>(key) /
+                  static_cast<std::int64_t>(config.keys);
+    return window_start_ms + offset - wall_now_ms();
+  }
+  // Expiry: nothing is left to wait for once every connection has acquired its last key and
+  // every delivery arrived, or once nothing arrived for a while after the last deadline (a
+  // server far behind its deadlines is still waited for while it makes progress).
+  bool expiries_over() const {
+    if (acquiring.load() > 0) return false;
+    std::int64_t quiet_since = std::max(expiry.last_deadline_ms(), expiry.last_delivery_ms());
+    return expiry.complete() || wall_now_ms() > quiet_since + kExpiryGraceMs;
+  }
 
   const Config& config;
   FencingCheck check;
@@ -74,7 +110,22 @@ struct Shared {
   std::atomic<std::uint64_t> measured{0};
   std::atomic<std::int64_t> measure_end{0};  // set when --ops is reached
   std::atomic<std::uint64_t> next_expiry_key{0};
+  ExpiryLedger expiry;
+  std::int64_t window_start_ms;               // --expire-window: the first deadline, wall clock
+  std::atomic<std::size_t> acquiring;         // expiry: connections still acquiring
+  std::atomic<std::size_t> watches_ready{0};  // watchers subscribed (or failed to)
+  std::atomic<std::int64_t> last_acquired_ns{0};
 };
+
+// Polls until `done` holds; expiry's waits are long and rare, so a timer beats signalling.
+template <typename Done>
+asio::awaitable<void> poll_until(asio::io_context& io, Done done) {
+  asio::steady_timer timer(io);
+  while (!done()) {
+    timer.expires_after(kPoll);
+    co_await timer.async_wait(as_tuple(use_awaitable));
+  }
+}
 
 class Worker;
 
@@ -87,14 +138,14 @@ class Connection {
 
  private:
   asio::awaitable<void> open_loop();
-  // One lock cycle; false once the connection is unusable.
+  // One lock cycle; false once the connection is unusable (or, in expiry, every key is taken).
   asio::awaitable<bool> cycle(std::int64_t intended);
+  asio::awaitable<void> load();
   asio::awaitable<void> sleep_ms(std::int64_t ms);
-  asio::awaitable<void> wait_for_expiries();
   void spawn(asio::awaitable<void> task);
   bool measured(std::int64_t start, std::int64_t end) const;
   void count(const OpResult& r, std::int64_t start, std::int64_t end);
-  void on_lost(std::string_view key, std::int64_t received_ms);
+  void on_lost(std::string_view key, std::uint64_t token, std::int64_t received_ms);
 
   Worker& worker_;
   Shared& shared_;
@@ -105,7 +156,23 @@ class Connection {
   std::uint64_t cycles_started_ = 0;
   std::size_t active_ = 0;
   asio::steady_timer idle_;  // cancelled when the last running cycle ends
-  std::unordered_map<std::string, std::int64_t> expiring_;  // expiry: key -> expires_at (ms)
+};
+
+// A watch subscriber (expiry): times every `expired` event of the run's leases.
+class Watcher {
+ public:
+  Watcher(Worker& worker, std::size_t index);
+  asio::awaitable<void> run();
+  void close() { client_.close(); }
+
+ private:
+  void on_event(const WatchEvent& event);
+
+  Worker& worker_;
+  Shared& shared_;
+  Stats& stats_;
+  std::size_t index_;
+  WatchClient client_;
 };
 
 class Worker {
@@ -118,22 +185,33 @@ class Worker {
   void add_connection(std::size_t index) {
     connections_.push_back(std::make_unique<Connection>(*this, index));
   }
+  void add_watcher(std::size_t index) {
+    watchers_.push_back(std::make_unique<Watcher>(*this, index));
+  }
+
+  // Counts a connection's or watcher's end; the watchdog keeps io.run() going until the last.
+  auto ended() {
+    return [this](std::exception_ptr error) {
+      if (error) ++stats.errors["exception"];
+      if (++done_ == connections_.size() + watchers_.size()) watchdog_.cancel();
+    };
+  }
 
   void start() {
-    for (auto& c : connections_) {
-      asio::co_spawn(io, c->run(), [this](std::exception_ptr error) {
-        if (error) ++stats.errors["exception"];
-        // The watchdog keeps io.run() going; it goes once every connection has ended.
-        if (++done_ == connections_.size()) watchdog_.cancel();
-      });
-    }
+    for (auto& w : watchers_) asio::co_spawn(io, w->run(), ended());
+    for (auto& c : connections_) asio::co_spawn(io, c->run(), ended());
     const Config& config = shared.config;
     std::int64_t grace = kGraceNs;
     if (config.mix == Mix::waiters) grace += ms_to_ns(config.wait_ms);
-    if (config.mix == Mix::expiry) grace += ms_to_ns(config.ttl_ms);
+    if (config.mix == Mix::expiry) {
+      grace += ms_to_ns(config.expire_window.count() > 0
+                            ? (config.expire_after + config.expire_window).count()
+                            : config.ttl_ms);
+    }
     watchdog_.expires_at(at_ns(shared.stop_at + grace));
     watchdog_.async_wait([this](boost::system::error_code error) {
       if (!error) {
+        for (auto& w : watchers_) w->close();
         for (auto& c : connections_) c->close();
       }
     });
@@ -149,6 +227,7 @@ class Worker {
 
  private:
   std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<std::unique_ptr<Watcher>> watchers_;
   std::size_t done_ = 0;
   asio::steady_timer watchdog_;
   std::thread thread_;
@@ -164,16 +243,28 @@ Connection::Connection(Worker& worker, std::size_t index)
       idle_(worker.io) {}
 
 asio::awaitable<void> Connection::run() {
+  co_await load();
+  if (config_.mix == Mix::expiry) {
+    // Stay connected: `lost` goes only to the connection that acquired the lease.
+    --shared_.acquiring;
+    co_await poll_until(worker_.io, [this] { return shared_.expiries_over(); });
+  }
+  client_->close();
+}
+
+asio::awaitable<void> Connection::load() {
   try {
     co_await client_->connect();
-  } catch (const boost::system::system_error& e) {
-    ++stats_.errors["connect: " + e.code().message()];  // what() also names Asio's source line
-    co_return;
   } catch (const std::exception& e) {
-    ++stats_.errors[std::string("connect: ") + e.what()];
+    ++stats_.errors["connect: " + failure(e)];
     co_return;
   }
-  client_->on_lost([this](std::string_view key, std::int64_t ms) { on_lost(key, ms); });
+  client_->on_lost([this](std::string_view key, std::uint64_t token, std::int64_t ms) {
+    on_lost(key, token, ms);
+  });
+  // The first leases' events must not precede the watches.
+  co_await poll_until(worker_.io,
+                      [this] { return shared_.watches_ready.load() == config_.watchers; });
   if (config_.rate) {
     co_await open_loop();
   } else {
@@ -188,8 +279,6 @@ asio::awaitable<void> Connection::run() {
     idle_.expires_at(SteadyClock::time_point::max());
     co_await idle_.async_wait(as_tuple(use_awaitable));
   }
-  if (config_.mix == Mix::expiry) co_await wait_for_expiries();
-  client_->close();
 }
 
 void Connection::spawn(asio::awaitable<void> task) {
@@ -222,14 +311,23 @@ asio::awaitable<void> Connection::open_loop() {
 
 asio::awaitable<bool> Connection::cycle(std::int64_t intended) {
   const Config& c = config_;
-  std::size_t key =
-      c.mix == Mix::expiry ? shared_.next_expiry_key++ % c.keys : worker_.chooser.next();
+  bool expiry = c.mix == Mix::expiry;
+  std::size_t key = expiry ? shared_.next_expiry_key++ : worker_.chooser.next();
+  if (key >= c.keys) co_return false;  // expiry: every key has been taken
+  std::int64_t ttl_ms = c.ttl_ms;
+  if (expiry && c.expire_window.count() > 0) {
+    ttl_ms = shared_.planned_ttl_ms(key);
+    if (ttl_ms < kServerMinTtlMs) {
+      ++stats_.expiry_skipped;
+      co_return true;
+    }
+  }
   std::string key_name = c.key_prefix + std::to_string(key);
   std::uint64_t owner_id = (static_cast<std::uint64_t>(index_ + 1) << 40) | ++cycles_started_;
   std::string owner = shared_.nonce + std::to_string(owner_id);
   bool queue = c.mix == Mix::waiters && c.target == Target::tenure;
   bool retry = c.mix == Mix::contended || c.mix == Mix::waiters;
-  LockArgs args{key_name, owner, c.ttl_ms, queue ? c.wait_ms : 0};
+  LockArgs args{key_name, owner, ttl_ms, queue ? c.wait_ms : 0};
   Hold hold;
 
   std::int64_t start = intended;  // an open-loop cycle is late from when it was due
@@ -239,7 +337,7 @@ asio::awaitable<bool> Connection::cycle(std::int64_t intended) {
     std::int64_t end = now_ns();
     count(r, start, end);
     if (r.outcome == Outcome::acquired) {
-      shared_.check.acquired(key, owner_id, r.token, sent, end, ms_to_ns(c.ttl_ms));
+      shared_.check.acquired(key, owner_id, r.token, sent, end, ms_to_ns(ttl_ms));
       if (measured(intended, end)) stats_.lock_wait.record((end - intended) / 1000);
       break;
     }
@@ -251,12 +349,14 @@ asio::awaitable<bool> Connection::cycle(std::int64_t intended) {
     start = now_ns();
   }
 
-  if (c.mix == Mix::expiry) {
+  if (expiry) {
     if (hold.expires_at_ms > 0) {
-      expiring_[key_name] = hold.expires_at_ms;
+      shared_.expiry.expect(key, hold.token, hold.expires_at_ms);
       ++stats_.leases_to_expire;
     }
-    if (measured(intended, now_ns())) ++stats_.cycles;
+    std::int64_t end = now_ns();
+    raise_to(shared_.last_acquired_ns, end);
+    if (measured(intended, end)) ++stats_.cycles;
     co_return true;
   }
   if (c.mix == Mix::acquire_renew_release) {
@@ -279,24 +379,43 @@ asio::awaitable<void> Connection::sleep_ms(std::int64_t ms) {
   co_await timer.async_wait(as_tuple(use_awaitable));
 }
 
-asio::awaitable<void> Connection::wait_for_expiries() {
-  std::int64_t deadline = now_ns() + ms_to_ns(config_.ttl_ms) + kGraceNs;
-  while (!expiring_.empty() && now_ns() < deadline) {
-    asio::steady_timer timer(worker_.io, kExpiryPoll);
-    co_await timer.async_wait(as_tuple(use_awaitable));
-  }
-}
-
-void Connection::on_lost(std::string_view key, std::int64_t received_ms) {
-  auto it = expiring_.find(std::string(key));
-  if (it == expiring_.end()) {
+void Connection::on_lost(std::string_view key, std::uint64_t token, std::int64_t received_ms) {
+  if (config_.mix != Mix::expiry) {
     ++stats_.errors["lease_lost"];  // a lease the cycle still meant to release ran out
     return;
   }
-  stats_.lateness.record(
-      static_cast<std::uint64_t>(std::max<std::int64_t>(0, received_ms - it->second)));
-  ++stats_.lost_events;
-  expiring_.erase(it);
+  stats_.lost.count(shared_.expiry.lost(key, token, received_ms), received_ms);
+}
+
+Watcher::Watcher(Worker& worker, std::size_t index)
+    : worker_(worker),
+      shared_(worker.shared),
+      stats_(worker.stats),
+      index_(index),
+      client_(worker.io.get_executor(), worker.shared.config.socket) {}
+
+asio::awaitable<void> Watcher::run() {
+  bool watching = true;
+  try {
+    co_await client_.watch(shared_.config.key_prefix,
+                           [this](const WatchEvent& event) { on_event(event); });
+  } catch (const std::exception& e) {
+    ++stats_.errors["watch: " + failure(e)];
+    watching = false;
+  }
+  ++shared_.watches_ready;
+  if (watching) co_await poll_until(worker_.io, [this] { return shared_.expiries_over(); });
+  client_.close();
+}
+
+void Watcher::on_event(const WatchEvent& event) {
+  if (event.type == "lagged") {
+    ++stats_.watch_lags;  // the client resumes it
+    return;
+  }
+  if (event.type != "expired") return;  // the acquires' own events
+  stats_.watched.count(shared_.expiry.watched(index_, event.key, event.token, event.received_ms),
+                       event.received_ms);
 }
 
 // An operation counts if it started after the warm-up and ended inside the measured window.
@@ -347,6 +466,7 @@ RunResult run(const Config& config) {
   std::size_t threads = std::min(config.threads, config.connections);
   for (std::size_t t = 0; t < threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
   for (std::size_t c = 0; c < config.connections; ++c) workers[c % threads]->add_connection(c);
+  for (std::size_t w = 0; w < config.watchers; ++w) workers[w % threads]->add_watcher(w);
   for (auto& w : workers) w->start();
 
   RunResult result;
@@ -355,10 +475,16 @@ RunResult run(const Config& config) {
     result.stats.merge(w->stats);
   }
   std::int64_t end = shared.measure_end.load() ? shared.measure_end.load() : shared.stop_at;
+  // Expiry ends its load when every key is taken, usually long before its bound.
+  std::int64_t last_acquired = shared.last_acquired_ns.load();
+  if (config.mix == Mix::expiry && last_acquired > 0) end = std::min(end, last_acquired);
   result.seconds = static_cast<double>(end - shared.warmup_end) / 1e9;
   result.checked = shared.check.checked();
   result.double_grants = shared.check.double_grants();
   result.token_regressions = shared.check.token_regressions();
+  if (last_acquired > 0) {
+    result.acquire_seconds = static_cast<double>(last_acquired - shared.start) / 1e9;
+  }
   return result;
 }
 

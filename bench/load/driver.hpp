@@ -16,6 +16,7 @@ struct RunResult {
   std::uint64_t checked = 0;
   std::uint64_t double_grants = 0;
   std::uint64_t token_regressions = 0;
+  double acquire_seconds = 0;  // expiry: from the start to the last `acquired` reply
 };
 
 RunResult run(const Config& config);

@@ -44,8 +44,9 @@ struct OpResult {
   std::string error_kind;  // for Outcome::error: the server's code or the client's failure
 };
 
-// Told of a tenure `lost` event: the key, and when it arrived (wall clock, ms).
-using LostSink = std::function<void(std::string_view key, std::int64_t received_ms)>;
+// Told of a tenure `lost` event: the key and token, and when it arrived (wall clock, ms).
+using LostSink =
+    std::function<void(std::string_view key, std::uint64_t token, std::int64_t received_ms)>;
 
 class LockClient {
  public:

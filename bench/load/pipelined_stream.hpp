@@ -13,6 +13,19 @@
 
 namespace tenure::bench {
 
+// Hands each complete `\n`-terminated line at the front of `data` to `on_line` (NDJSON);
+// returns how many bytes that consumed.
+template <typename OnLine>
+std::size_t for_each_line(std::string_view data, OnLine on_line) {
+  std::size_t used = 0;
+  for (;;) {
+    std::size_t newline = data.find('\n', used);
+    if (newline == std::string_view::npos) return used;
+    on_line(data.substr(used, newline - used));
+    used = newline + 1;
+  }
+}
+
 // A caller suspended until its reply arrives.
 template <typename Reply>
 using Waiter = boost::asio::any_completion_handler<void(Reply)>;

@@ -40,6 +40,26 @@ void percentiles_json(JsonWriter& w, std::string_view name, const Histogram& h) 
   w.field("max", h.max()).end_object();
 }
 
+std::string deliveries_text(const Deliveries& d, std::uint64_t expected) {
+  return std::to_string(d.delivered) + " of " + std::to_string(expected) + " delivered, " +
+         std::to_string(d.duplicates) + " duplicates, " + std::to_string(d.unexpected) +
+         " unexpected; lateness ms " + percentiles_text(d.lateness);
+}
+
+void deliveries_json(JsonWriter& w, std::string_view name, const Deliveries& d) {
+  w.key(name).begin_object().field("delivered", d.delivered).field("duplicates", d.duplicates);
+  w.field("unexpected", d.unexpected);
+  percentiles_json(w, "lateness_ms", d.lateness);
+  w.end_object();
+}
+
+std::string deadlines(const Config& c) {
+  if (c.expire_window.count() == 0) return "TTL " + std::to_string(c.ttl_ms) + " ms";
+  return "deadlines over " + fixed(static_cast<double>(c.expire_window.count()) / 1e3, 1) +
+         " s from " + fixed(static_cast<double>(c.expire_after.count()) / 1e3, 1) +
+         " s after the start";
+}
+
 std::string mode(const Config& c) {
   if (c.rate) return "open loop at " + fixed(*c.rate, 0) + " ops/s";
   return "closed loop";
@@ -66,8 +86,14 @@ void print_text(std::ostream& out, const Config& c, const RunResult& r) {
   out << "\n  safety      " << r.checked << " acquires checked: " << r.double_grants
       << " double grants, " << r.token_regressions << " token regressions\n";
   if (c.mix == Mix::expiry && c.target == Target::tenure) {
-    out << "  expiry      " << s.lost_events << " of " << s.leases_to_expire
-        << " lost events delivered; lateness ms " << percentiles_text(s.lateness) << "\n";
+    out << "  expiry      " << s.leases_to_expire << " leases (" << s.expiry_skipped
+        << " keys skipped: acquired too late), " << deadlines(c) << "; last acquired "
+        << fixed(r.acquire_seconds, 1) << " s after the start\n";
+    out << "  lost        " << deliveries_text(s.lost, s.leases_to_expire) << "\n";
+    if (c.watchers > 0) {
+      out << "  watched     " << c.watchers << " watchers, lagged and resumed " << s.watch_lags
+          << " times: " << deliveries_text(s.watched, s.leases_to_expire * c.watchers) << "\n";
+    }
   }
 }
 
@@ -96,8 +122,13 @@ void print_json(std::ostream& out, const Config& c, const RunResult& r) {
   w.end_object().key("safety").begin_object().field("checked", r.checked);
   w.field("double_grants", r.double_grants).field("token_regressions", r.token_regressions);
   w.end_object().key("expiry").begin_object().field("leases", s.leases_to_expire);
-  w.field("lost_events", s.lost_events);
-  percentiles_json(w, "lateness_ms", s.lateness);
+  w.field("skipped", s.expiry_skipped).field("ttl_ms", c.ttl_ms);
+  w.field("window_ms", static_cast<std::int64_t>(c.expire_window.count()));
+  w.field("window_after_ms", static_cast<std::int64_t>(c.expire_after.count()));
+  w.key("acquire_s").raw(fixed(r.acquire_seconds, 3));
+  deliveries_json(w, "lost", s.lost);
+  w.field("watchers", static_cast<std::uint64_t>(c.watchers)).field("watch_lags", s.watch_lags);
+  deliveries_json(w, "watched", s.watched);
   w.end_object().end_object();
   out << text << "\n";
 }

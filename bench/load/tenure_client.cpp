@@ -3,10 +3,10 @@
 #include <simdjson.h>
 
 #include <boost/asio/use_awaitable.hpp>
-#include <chrono>
 #include <unordered_map>
 
 #include "bench/load/pipelined_stream.hpp"
+#include "bench/load/wall_clock.hpp"
 #include "core/json_writer.hpp"
 
 namespace tenure::bench {
@@ -14,27 +14,6 @@ namespace tenure::bench {
 namespace asio = boost::asio;
 
 namespace {
-
-// "2026-11-30T03:55:33.123Z" as milliseconds since the epoch; 0 if it is not that shape.
-std::int64_t parse_rfc3339_ms(std::string_view t) {
-  if (t.size() != 24 || t[4] != '-' || t[10] != 'T' || t[19] != '.' || t[23] != 'Z') return 0;
-  auto num = [&](std::size_t at, std::size_t len) {
-    int v = 0;
-    for (std::size_t i = at; i < at + len; ++i) v = v * 10 + (t[i] - '0');
-    return v;
-  };
-  using namespace std::chrono;
-  sys_days day = year{num(0, 4)} / month{static_cast<unsigned>(num(5, 2))} /
-                 std::chrono::day{static_cast<unsigned>(num(8, 2))};
-  auto at = day + hours{num(11, 2)} + minutes{num(14, 2)} + seconds{num(17, 2)} +
-            milliseconds{num(20, 3)};
-  return duration_cast<milliseconds>(at.time_since_epoch()).count();
-}
-
-std::int64_t wall_now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 struct Reply {
   std::string status;  // empty: the connection failed
@@ -110,13 +89,7 @@ class TenureClient final : public LockClient, private PipelinedStream {
   }
 
   std::size_t consume(std::string_view data) override {
-    std::size_t used = 0;
-    for (;;) {
-      std::size_t newline = data.find('\n', used);
-      if (newline == std::string_view::npos) return used;
-      handle(data.substr(used, newline - used));
-      used = newline + 1;
-    }
+    return for_each_line(data, [this](std::string_view line) { handle(line); });
   }
 
   void handle(std::string_view line) {
@@ -124,7 +97,10 @@ class TenureClient final : public LockClient, private PipelinedStream {
     if (parser_.parse(line.data(), line.size()).get(doc)) return close();
     std::string_view text;
     if (!doc["event"].get(text)) {
-      if (text == "lost" && lost_ && !doc["key"].get(text)) lost_(text, wall_now_ms());
+      std::uint64_t token = 0;
+      if (text == "lost" && lost_ && !doc["key"].get(text) && !doc["token"].get(token)) {
+        lost_(text, token, wall_now_ms());
+      }
       return;
     }
     std::uint64_t id = 0;
