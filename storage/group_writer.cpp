@@ -26,6 +26,7 @@ GroupWriter::GroupWriter(rocksdb::DB* db, ColumnFamilies cf, WriterConfig config
     : db_(db),
       cf_(cf),
       config_(config),
+      write_batch_(std::make_unique<rocksdb::WriteBatch>()),
       revision_(revision),
       oldest_revision_(oldest_revision),
       thread_([this] { run(); }) {}
@@ -100,7 +101,8 @@ void GroupWriter::run() {
 }
 
 bool GroupWriter::commit(std::vector<Pending>& batch) {
-  rocksdb::WriteBatch wb;
+  rocksdb::WriteBatch& wb = *write_batch_;
+  wb.Clear();
   Revision next = revision_.load();
   bool encoded = true;
   for (Pending& p : batch) {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace tenure::storage {
@@ -90,6 +92,9 @@ class GroupWriter {
   rocksdb::DB* db_;
   ColumnFamilies cf_;
   WriterConfig config_;
+  // Reused by every commit (writer thread only): a batch of hundreds of writes is a large
+  // allocation, and allocating it anew each time makes malloc consolidate its free lists.
+  std::unique_ptr<rocksdb::WriteBatch> write_batch_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
