@@ -4,19 +4,46 @@
 
 #include <bit>
 #include <boost/asio/post.hpp>
+#include <cstring>
+#include <new>
+#include <stdexcept>
 
 #include "actors/engine_core.hpp"
 #include "actors/reads.hpp"
 
 namespace tenure {
 
-KeyActor::KeyActor(EngineCore& core, std::string key)
-    : core_(core), key_(std::move(key)), strand_(core.registry.strand_for(key_)) {}
+KeyActor::KeyActor(EngineCore& core, std::size_t key_size, std::uint16_t strand)
+    : core_(core), strand_(strand), key_size_(static_cast<std::uint16_t>(key_size)) {}
+
+ActorRef KeyActor::create(EngineCore& core, std::string_view key, std::uint16_t strand) {
+  // Transports allow kMaxKeyBytes; the engine API itself does not validate keys.
+  if (key.size() > UINT16_MAX) throw std::length_error("key too long for a key actor");
+  // One allocation for the actor and its key: the key is stored once, and costs no string.
+  void* memory = ::operator new(sizeof(KeyActor) + key.size());
+  std::memcpy(static_cast<char*>(memory) + sizeof(KeyActor), key.data(), key.size());
+  return ActorRef(new (memory) KeyActor(core, key.size(), strand));
+}
+
+void intrusive_ptr_add_ref(KeyActor* actor) {
+  actor->count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void intrusive_ptr_release(KeyActor* actor) {
+  if (actor->count_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  actor->~KeyActor();
+  ::operator delete(actor);
+}
+
+KeyActor::Busy& KeyActor::busy() {
+  if (!busy_) busy_ = std::make_unique<Busy>();
+  return *busy_;
+}
 
 template <typename Fn>
 void KeyActor::post(bool counted, Fn&& fn) {
-  boost::asio::post(strand_,
-                    [self = shared_from_this(), counted, fn = std::forward<Fn>(fn)]() mutable {
+  boost::asio::post(core_.registry.strand(strand_),
+                    [self = ActorRef(this), counted, fn = std::forward<Fn>(fn)]() mutable {
                       if (!self->retired_) fn();
                       if (counted) self->refs.fetch_sub(1);
                       self->maybe_retire();
@@ -25,7 +52,7 @@ void KeyActor::post(bool counted, Fn&& fn) {
 
 bool KeyActor::load(std::string& error) {
   if (loaded_) return true;
-  auto loaded = core_.ledger->load(key_, error);
+  auto loaded = core_.ledger->load(key(), error);
   if (!loaded) return false;
   state_ = std::move(loaded->state);
   loaded_ = true;
@@ -33,7 +60,7 @@ bool KeyActor::load(std::string& error) {
     spdlog::error(
         "ledger row of key {:?} cannot be decoded; treating the key as free with "
         "last token {}",
-        key_, state_.last_token);
+        key(), state_.last_token);
     Step step;
     step.change.state_dirty = true;
     finish(step);
@@ -67,7 +94,7 @@ void KeyActor::reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh
   AcquireResult result;
   result.status = AcquireStatus::acquired;
   result.fresh = fresh;
-  result.key = key_;
+  result.key = key();
   result.lease = state_.lease;
   step.replies.push_back(PendingReply{
       0, static_cast<int>(step.change.events.size()) - 1,
@@ -84,7 +111,7 @@ void KeyActor::reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh
 void KeyActor::reply_held(Step& step, Reply<AcquireResult> reply, const AcquireOutcome& outcome) {
   AcquireResult result;
   result.status = outcome.status;
-  result.key = key_;
+  result.key = key();
   result.lease = state_.lease;
   result.last_token = state_.last_token;
   result.retry_after_ms = outcome.retry_after_ms;
@@ -99,7 +126,7 @@ void KeyActor::reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome
   }
   result.status = outcome.status;
   result.reason = outcome.reason;
-  result.key = key_;
+  result.key = key();
   result.lease = state_.lease;
   result.token = outcome.token;
   int event_index = reports_event ? static_cast<int>(step.change.events.size()) - 1 : -1;
@@ -118,12 +145,14 @@ void KeyActor::reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome
 // ---- the turn: settle, act, persist, answer ---------------------------------------------------
 
 void KeyActor::settle(Millis now, Step& step) {
-  expire_if_due(state_, key_, now, step.change);
+  expire_if_due(state_, key(), now, step.change);
   serve_waiters(now, step);
 }
 
 void KeyActor::serve_waiters(Millis now, Step& step) {
-  for (auto it = waiters_.begin(); it != waiters_.end();) {
+  if (!busy_) return;
+  std::list<Waiter>& waiters = busy_->waiters;
+  for (auto it = waiters.begin(); it != waiters.end();) {
     if (it->deadline > now) {
       ++it;
       continue;
@@ -131,16 +160,16 @@ void KeyActor::serve_waiters(Millis now, Step& step) {
     AcquireOutcome outcome{state_.lease ? AcquireStatus::held : AcquireStatus::lock_delay, false,
                            std::max<Millis>(state_.lock_until - now, 0)};
     reply_held(step, std::move(it->reply), outcome);
-    it = waiters_.erase(it);
+    it = waiters.erase(it);
     core_.counters.waiters.fetch_sub(1);
   }
-  if (waiters_.empty() || state_.lease || state_.lock_until > now) return;
-  Waiter& first = waiters_.front();
+  if (waiters.empty() || state_.lease || state_.lock_until > now) return;
+  Waiter& first = waiters.front();
   AcquireOutcome outcome =
-      acquire(state_, key_, first.request.params, now, core_.config.limits, step.change);
+      acquire(state_, key(), first.request.params, now, core_.config.limits, step.change);
   if (outcome.status == AcquireStatus::acquired) {
     reply_acquired(step, std::move(first.reply), outcome.fresh);
-    waiters_.pop_front();
+    waiters.pop_front();
     core_.counters.waiters.fetch_sub(1);
   }
 }
@@ -184,39 +213,50 @@ void KeyActor::finish(Step& step) {
       break;
     }
   }
-  std::uint64_t seq = write_seq_;
+  if (!busy_ && change.empty()) {
+    // No write of this key in flight, none made: the replies can leave now, without a queue.
+    for (PendingReply& r : step.replies) r.send(true, core_.ledger->revision());
+    rearm();
+    return;
+  }
+  Busy& b = busy();
+  std::uint64_t seq = b.write_seq;
   if (!change.empty()) {
-    seq = ++write_seq_;
-    if (!change.tenures.empty()) inflight_tenures_.push_back({seq, change.tenures});
-    storage::WriteOp op{key_, change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
+    seq = ++b.write_seq;
+    if (!change.tenures.empty()) b.inflight_tenures.push_back({seq, change.tenures});
+    storage::WriteOp op{std::string(key()),
+                        change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
                         std::move(change.tenures), std::move(change.events)};
     core_.ledger->writer().submit(
-        std::move(op), [self = shared_from_this(), seq](bool ok, std::vector<Event>& events) {
-          boost::asio::post(self->strand_, [self, seq, ok, events = std::move(events)]() mutable {
-            self->on_committed(seq, ok, events);
-            self->maybe_retire();
-          });
+        std::move(op), [self = ActorRef(this), seq](bool ok, std::vector<Event>& events) {
+          boost::asio::post(self->core_.registry.strand(self->strand_),
+                            [self, seq, ok, events = std::move(events)]() mutable {
+                              self->on_committed(seq, ok, events);
+                              self->maybe_retire();
+                            });
         });
   }
   for (PendingReply& r : step.replies) {
     r.seq = seq;
-    pending_.push_back(std::move(r));
+    b.pending.push_back(std::move(r));
   }
-  flush_ready(nullptr, committed_seq_, true);
+  flush_ready(nullptr, b.committed_seq, true);
   rearm();
 }
 
 void KeyActor::on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events) {
-  committed_seq_ = seq;
-  std::erase_if(inflight_tenures_, [&](const InflightTenures& t) { return t.seq <= seq; });
+  busy_->committed_seq = seq;
+  std::erase_if(busy_->inflight_tenures,
+                [&](const Busy::InflightTenures& t) { return t.seq <= seq; });
   // Memory may be ahead of disk after a failed write: read the key back before its next turn.
   if (!ok) loaded_ = false;
   flush_ready(&events, seq, ok);
 }
 
 void KeyActor::flush_ready(const std::vector<Event>* events, std::uint64_t committed, bool ok) {
-  while (pending_head_ < pending_.size() && pending_[pending_head_].seq <= committed_seq_) {
-    PendingReply r = std::move(pending_[pending_head_++]);
+  Busy& b = *busy_;
+  while (b.pending_head < b.pending.size() && b.pending[b.pending_head].seq <= b.committed_seq) {
+    PendingReply r = std::move(b.pending[b.pending_head++]);
     bool this_write = events != nullptr && r.seq == committed;
     Revision rev = core_.ledger->revision();
     if (this_write && r.event_index >= 0 &&
@@ -225,9 +265,9 @@ void KeyActor::flush_ready(const std::vector<Event>* events, std::uint64_t commi
     }
     r.send(this_write ? ok : true, rev);
   }
-  if (pending_head_ == pending_.size()) {
-    std::vector<PendingReply>().swap(pending_);
-    pending_head_ = 0;
+  if (b.pending_head == b.pending.size()) {
+    std::vector<PendingReply>().swap(b.pending);
+    b.pending_head = 0;
   }
 }
 
@@ -237,22 +277,23 @@ void KeyActor::rearm() {
     if (next == 0 || t < next) next = t;
   };
   if (state_.lease && state_.lease->expires_at) consider(*state_.lease->expires_at);
-  if (!waiters_.empty()) {
-    for (const Waiter& w : waiters_) consider(w.deadline);
+  if (waiter_count() > 0) {
+    for (const Waiter& w : busy_->waiters) consider(w.deadline);
     if (!state_.lease && state_.lock_until > 0) consider(state_.lock_until);
   }
   if (next != 0 && (wake_at_ == 0 || next < wake_at_)) {
     wake_at_ = next;
-    core_.registry.schedule(shared_from_this(), next);
+    core_.registry.schedule(ActorRef(this), next);
   }
 }
 
 void KeyActor::maybe_retire() {
-  if (retired_ || refs.load() != 0 || state_.lease || !waiters_.empty() || !pending_.empty() ||
-      write_seq_ != committed_seq_) {
-    return;
-  }
-  if (core_.registry.retire(*this)) retired_ = true;
+  if (busy_ && busy_->drained()) busy_.reset();
+  if (retired_ || refs.load() != 0 || state_.lease || busy_) return;
+  if (!core_.registry.retire(*this)) return;
+  retired_.store(true, std::memory_order_release);
+  // A wake-up still queued would keep this actor, and its memory, until its deadline.
+  if (wake_at_ != 0) core_.registry.drop_wakes(key());
 }
 
 // ---- messages --------------------------------------------------------------------------------
@@ -269,12 +310,12 @@ void KeyActor::post_acquire(AcquireRequest request, Reply<AcquireResult> reply) 
     settle(now, step);
     AcquireOutcome outcome;
     bool holder_reacquires = state_.lease && state_.lease->owner == params.owner;
-    if (!waiters_.empty() && !holder_reacquires) {
+    if (waiter_count() > 0 && !holder_reacquires) {
       // Others are queued (the key is held or in lock-delay): no overtaking them.
       outcome = AcquireOutcome{state_.lease ? AcquireStatus::held : AcquireStatus::lock_delay,
                                false, std::max<Millis>(state_.lock_until - now, 0)};
     } else {
-      outcome = acquire(state_, key_, params, now, core_.config.limits, step.change);
+      outcome = acquire(state_, key(), params, now, core_.config.limits, step.change);
     }
     switch (outcome.status) {
       case AcquireStatus::acquired:
@@ -290,7 +331,7 @@ void KeyActor::post_acquire(AcquireRequest request, Reply<AcquireResult> reply) 
       case AcquireStatus::lock_delay:
         if (request.wait_ms > 0) {
           Millis deadline = now + request.wait_ms;
-          waiters_.push_back(Waiter{std::move(request), deadline, std::move(reply)});
+          busy().waiters.push_back(Waiter{std::move(request), deadline, std::move(reply)});
           core_.counters.waiters.fetch_add(1);
         } else {
           reply_held(step, std::move(reply), outcome);
@@ -314,7 +355,7 @@ void KeyActor::post_renew(RenewRequest request, Reply<HolderResult> reply) {
     Step step;
     Millis now = begin_holder_turn(request.caller, request.holder, step);
     HolderOutcome outcome =
-        renew(state_, key_, request.holder, request.ttl_ms, now, core_.config.limits, step.change);
+        renew(state_, key(), request.holder, request.ttl_ms, now, core_.config.limits, step.change);
     reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
     finish(step);
   });
@@ -325,7 +366,7 @@ void KeyActor::post_release(ReleaseRequest request, Reply<HolderResult> reply) {
     if (!load_or_fail(reply)) return;
     Step step;
     Millis now = begin_holder_turn(request.caller, request.holder, step);
-    HolderOutcome outcome = release(state_, key_, request.holder, now, step.change);
+    HolderOutcome outcome = release(state_, key(), request.holder, now, step.change);
     reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
     serve_waiters(now, step);
     finish(step);
@@ -338,7 +379,7 @@ void KeyActor::post_revoke(RevokeRequest request, Reply<HolderResult> reply) {
     Millis now = request.caller.received_at;
     Step step;
     settle(now, step);
-    HolderOutcome outcome = revoke(state_, key_, now, step.change);
+    HolderOutcome outcome = revoke(state_, key(), now, step.change);
     reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
     serve_waiters(now, step);
     finish(step);
@@ -351,7 +392,7 @@ void KeyActor::post_check(CheckRequest request, Reply<HolderResult> reply) {
     Millis now = request.caller.received_at;
     Step step;
     settle(now, step);
-    HolderOutcome outcome = check(state_, key_, request.token, request.owner, now, step.change);
+    HolderOutcome outcome = check(state_, key(), request.token, request.owner, now, step.change);
     reply_holder(step, std::move(reply), outcome, false);
     finish(step);
   });
@@ -363,10 +404,10 @@ void KeyActor::post_get(GetRequest request, Reply<GetResult> reply) {
     Step step;
     settle(request.caller.received_at, step);
     GetResult result;
-    result.key = key_;
+    result.key = key();
     result.lease = state_.lease;
     result.last_token = state_.last_token;
-    result.waiters = waiters_.size();
+    result.waiters = waiter_count();
     reply_now(step, std::move(reply), std::move(result));
     finish(step);
   });
@@ -379,8 +420,10 @@ void KeyActor::post_history(HistoryRequest request, Reply<HistoryResult> reply) 
     settle(request.caller.received_at, step);
     // As of this turn: the ledger, with this key's uncommitted tenure records laid over it.
     std::vector<TenureRecord> newer;
-    for (const InflightTenures& t : inflight_tenures_) {
-      newer.insert(newer.end(), t.records.begin(), t.records.end());
+    if (busy_) {
+      for (const Busy::InflightTenures& t : busy_->inflight_tenures) {
+        newer.insert(newer.end(), t.records.begin(), t.records.end());
+      }
     }
     for (const TenureRecord& t : step.change.tenures) newer.push_back(t);
     HistoryResult result = read_history(*core_.ledger, request);
@@ -396,16 +439,18 @@ void KeyActor::post_disconnect(ConnId conn) {
     Millis now = core_.clock.now();
     Step step;
     // Nobody reads the answer, but it closes the request's books (the engine's in-flight gate).
-    std::erase_if(waiters_, [&](Waiter& w) {
-      if (w.request.caller.conn != conn) return false;
-      AcquireResult result;
-      result.error = Error{errc::unavailable, "the connection closed"};
-      reply_now(step, std::move(w.reply), std::move(result));
-      core_.counters.waiters.fetch_sub(1);
-      return true;
-    });
+    if (busy_) {
+      std::erase_if(busy_->waiters, [&](Waiter& w) {
+        if (w.request.caller.conn != conn) return false;
+        AcquireResult result;
+        result.error = Error{errc::unavailable, "the connection closed"};
+        reply_now(step, std::move(w.reply), std::move(result));
+        core_.counters.waiters.fetch_sub(1);
+        return true;
+      });
+    }
     settle(now, step);
-    release_on_disconnect(state_, key_, conn, now, step.change);
+    release_on_disconnect(state_, key(), conn, now, step.change);
     serve_waiters(now, step);
     finish(step);
   });
@@ -425,7 +470,7 @@ void KeyActor::post_recover(storage::LoadedState loaded, std::function<void()> t
     if (state_.lease && state_.lease->release_on_disconnect && state_.lease->live_at(now)) {
       // Its connection did not survive the restart (§3 release_on_disconnect).
       HolderParams holder{state_.lease->owner, state_.lease->token, 0, true};
-      release(state_, key_, holder, now, step.change);
+      release(state_, key(), holder, now, step.change);
     }
     settle(now, step);
     finish(step);
@@ -436,13 +481,15 @@ void KeyActor::post_recover(storage::LoadedState loaded, std::function<void()> t
 void KeyActor::post_shutdown() {
   post(false, [this] {
     Step step;
-    for (Waiter& w : waiters_) {
-      AcquireResult result;
-      result.error = Error{errc::unavailable, "the server is shutting down"};
-      reply_now(step, std::move(w.reply), std::move(result));
+    if (busy_) {
+      for (Waiter& w : busy_->waiters) {
+        AcquireResult result;
+        result.error = Error{errc::unavailable, "the server is shutting down"};
+        reply_now(step, std::move(w.reply), std::move(result));
+      }
+      core_.counters.waiters.fetch_sub(static_cast<std::int64_t>(busy_->waiters.size()));
+      busy_->waiters.clear();
     }
-    core_.counters.waiters.fetch_sub(static_cast<std::int64_t>(waiters_.size()));
-    waiters_.clear();
     finish(step);
   });
 }

@@ -3,14 +3,14 @@
 // message to the actor's strand; the state machine runs there, the change goes to the ledger's
 // group writer, and replies leave in request order once their change is durable.
 #include <atomic>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/strand.hpp>
 #include <functional>
 #include <list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "actors/actor_ref.hpp"
 #include "actors/requests.hpp"
 #include "storage/ledger.hpp"
 
@@ -18,11 +18,17 @@ namespace tenure {
 
 struct EngineCore;
 
-class KeyActor : public std::enable_shared_from_this<KeyActor> {
+// The key's bytes live right after the object, in the same allocation (see create).
+class KeyActor {
  public:
-  KeyActor(EngineCore& core, std::string key);
+  // A new, unloaded actor running on the registry's strand number `strand`.
+  static ActorRef create(EngineCore& core, std::string_view key, std::uint16_t strand);
+  KeyActor(const KeyActor&) = delete;
+  KeyActor& operator=(const KeyActor&) = delete;
 
-  const std::string& key() const { return key_; }
+  std::string_view key() const {
+    return {reinterpret_cast<const char*>(this) + sizeof(KeyActor), key_size_};
+  }
 
   // Each message consumes one reference taken by Registry::ref/find_ref.
   void post_acquire(AcquireRequest request, Reply<AcquireResult> reply);
@@ -40,8 +46,15 @@ class KeyActor : public std::enable_shared_from_this<KeyActor> {
   void post_wake(Millis at);
 
   std::atomic<std::uint32_t> refs{0};
+  // Read off the strand by the registry's timers; set once, on the strand.
+  bool retired() const { return retired_.load(std::memory_order_acquire); }
 
  private:
+  friend void intrusive_ptr_add_ref(KeyActor* actor);
+  friend void intrusive_ptr_release(KeyActor* actor);
+  KeyActor(EngineCore& core, std::size_t key_size, std::uint16_t strand);
+  ~KeyActor() = default;
+
   struct PendingReply {
     std::uint64_t seq = 0;  // the write this reply waits for
     int event_index = -1;   // the event whose revision it reports
@@ -83,26 +96,41 @@ class KeyActor : public std::enable_shared_from_this<KeyActor> {
   void reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome outcome,
                     bool reports_event);
 
-  EngineCore& core_;
-  const std::string key_;
-  boost::asio::strand<boost::asio::io_context::executor_type> strand_;  // shared, see Registry
-  KeyState state_;
-  bool loaded_ = false;
-  bool retired_ = false;
-  std::list<Waiter> waiters_;  // a list: costs nothing while empty, unlike a deque
-  // Replies in request order; pending_head_ is the first unsent one. A vector with a head
-  // index, released when drained, so an idle actor holds no queue memory.
-  std::vector<PendingReply> pending_;
-  std::size_t pending_head_ = 0;
-  // Tenure records of writes not yet committed, so history can answer as of its turn.
-  struct InflightTenures {
-    std::uint64_t seq;
-    std::vector<TenureRecord> records;
+  // What only an actor with work queued or in flight needs. Allocated on demand and freed
+  // once drained (see maybe_retire), so a quiet actor holding a lease stays small.
+  struct Busy {
+    std::list<Waiter> waiters;
+    // Replies in request order; pending_head is the first unsent one.
+    std::vector<PendingReply> pending;
+    std::size_t pending_head = 0;
+    // Tenure records of writes not yet committed, so history can answer as of its turn.
+    struct InflightTenures {
+      std::uint64_t seq;
+      std::vector<TenureRecord> records;
+    };
+    std::vector<InflightTenures> inflight_tenures;
+    // Numbering restarts with each Busy: it is freed only when no write is in flight.
+    std::uint64_t write_seq = 0;      // last write submitted
+    std::uint64_t committed_seq = 0;  // last write the ledger answered
+
+    bool drained() const {
+      return waiters.empty() && pending_head == pending.size() && inflight_tenures.empty() &&
+             write_seq == committed_seq;
+    }
   };
-  std::vector<InflightTenures> inflight_tenures_;
-  std::uint64_t write_seq_ = 0;      // last write submitted
-  std::uint64_t committed_seq_ = 0;  // last write the ledger answered
-  Millis wake_at_ = 0;               // the earliest wake-up scheduled, 0: none
+  Busy& busy();
+  std::size_t waiter_count() const { return busy_ ? busy_->waiters.size() : 0; }
+
+  std::atomic<std::uint32_t> count_{0};  // references: registry, timers, handlers, commits
+  EngineCore& core_;
+  std::unique_ptr<Busy> busy_;
+  Millis wake_at_ = 0;  // the earliest wake-up scheduled, 0: none
+  // no_unique_address lets the fields below take the state's tail padding.
+  [[no_unique_address]] KeyState state_;
+  const std::uint16_t strand_;  // index into the registry's shared strands
+  const std::uint16_t key_size_;
+  bool loaded_ = false;
+  std::atomic<bool> retired_{false};
 };
 
 }  // namespace tenure

@@ -16,7 +16,11 @@ void OwnerIndex::remove(const std::string& owner, const KeyActor* actor) {
   auto it = s.actors.find(owner);
   if (it == s.actors.end()) return;
   it->second.erase(actor);
-  if (it->second.empty()) s.actors.erase(it);
+  if (it->second.empty()) {
+    s.actors.erase(it);
+  } else if (it->second.size() * 8 < it->second.bucket_count()) {
+    it->second.rehash(0);  // an owner that let most of its keys go gives their slots back
+  }
 }
 
 std::vector<std::string> OwnerIndex::keys_of(const std::string& owner) const {
@@ -26,7 +30,7 @@ std::vector<std::string> OwnerIndex::keys_of(const std::string& owner) const {
   if (it == s.actors.end()) return {};
   std::vector<std::string> keys;
   keys.reserve(it->second.size());
-  for (const KeyActor* actor : it->second) keys.push_back(actor->key());
+  for (const KeyActor* actor : it->second) keys.emplace_back(actor->key());
   return keys;
 }
 

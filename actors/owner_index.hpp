@@ -4,10 +4,10 @@
 // at actors, not copies of keys (a live lease keeps its actor resident, and the actor removes
 // itself here before it can retire), which keeps the index at a pointer per lease.
 #include <array>
+#include <boost/unordered/unordered_flat_set.hpp>
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace tenure {
@@ -24,7 +24,8 @@ class OwnerIndex {
   static constexpr std::size_t kShards = 16;
   struct Shard {
     mutable std::mutex mutex;
-    std::unordered_map<std::string, std::unordered_set<const KeyActor*>> actors;
+    // Open addressing: a slot per lease, no node; one owner may hold a million keys.
+    std::unordered_map<std::string, boost::unordered_flat_set<const KeyActor*>> actors;
   };
   Shard& shard(const std::string& owner) const {
     return shards_[std::hash<std::string>{}(owner) % kShards];

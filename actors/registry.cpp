@@ -1,6 +1,8 @@
 #include "actors/registry.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
+#include <functional>
 
 #include "actors/engine_core.hpp"
 #include "actors/key_actor.hpp"
@@ -12,6 +14,17 @@ namespace {
 // expiry storm cannot starve requests (§4).
 constexpr std::size_t kWakeBatch = 1024;
 constexpr std::size_t kStrands = 4096;
+static_assert(kStrands <= UINT16_MAX + 1, "strand indexes are 16-bit in KeyActor");
+
+// Shrinks a container that emptied out, so that keys gone idle give their memory back; the
+// factor of 8 between growing and shrinking keeps churn from resizing back and forth.
+constexpr std::size_t kShrinkFactor = 8;
+constexpr std::size_t kShrinkAbove = 1024;  // slots; smaller tables are not worth it
+
+template <typename T>
+void shrink_if_sparse(std::vector<T>& v) {
+  if (v.capacity() > kShrinkAbove && v.size() * kShrinkFactor < v.capacity()) v.shrink_to_fit();
+}
 
 }  // namespace
 
@@ -24,9 +37,25 @@ Registry::Registry(EngineCore& core, std::size_t shards) : core_(core) {
   for (std::size_t i = 0; i < kStrands; ++i) strands_.push_back(boost::asio::make_strand(core.io));
 }
 
-const Registry::Strand& Registry::strand_for(std::string_view key) const {
+std::uint16_t Registry::strand_index(std::string_view key) const {
   // A different mix than the shards' so that one shard's keys spread over all strands.
-  return strands_[(std::hash<std::string_view>{}(key) >> 16) % strands_.size()];
+  return static_cast<std::uint16_t>((std::hash<std::string_view>{}(key) >> 16) % strands_.size());
+}
+
+std::size_t Registry::KeyHash::operator()(std::string_view key) const {
+  return std::hash<std::string_view>{}(key);
+}
+
+std::size_t Registry::KeyHash::operator()(const ActorRef& actor) const {
+  return (*this)(actor->key());
+}
+
+bool Registry::KeyEq::operator()(const ActorRef& a, const ActorRef& b) const {
+  return a->key() == b->key();
+}
+
+bool Registry::KeyEq::operator()(std::string_view key, const ActorRef& actor) const {
+  return key == actor->key();
 }
 
 Registry::~Registry() { cancel_timers(); }
@@ -35,25 +64,24 @@ Registry::Shard& Registry::shard_of(std::string_view key) {
   return *shards_[std::hash<std::string_view>{}(key) % shards_.size()];
 }
 
-std::shared_ptr<KeyActor> Registry::ref(std::string_view key) {
+ActorRef Registry::ref(std::string_view key) {
   Shard& s = shard_of(key);
   std::lock_guard lock(s.mutex);
   auto it = s.actors.find(key);
   if (it == s.actors.end()) {
-    auto actor = std::make_shared<KeyActor>(core_, std::string(key));
-    it = s.actors.emplace(actor->key(), std::move(actor)).first;
+    it = s.actors.insert(KeyActor::create(core_, key, strand_index(key))).first;
   }
-  it->second->refs.fetch_add(1);
-  return it->second;
+  (*it)->refs.fetch_add(1);
+  return *it;
 }
 
-std::shared_ptr<KeyActor> Registry::find_ref(std::string_view key) {
+ActorRef Registry::find_ref(std::string_view key) {
   Shard& s = shard_of(key);
   std::lock_guard lock(s.mutex);
   auto it = s.actors.find(key);
   if (it == s.actors.end()) return nullptr;
-  it->second->refs.fetch_add(1);
-  return it->second;
+  (*it)->refs.fetch_add(1);
+  return *it;
 }
 
 bool Registry::retire(KeyActor& actor) {
@@ -62,15 +90,31 @@ bool Registry::retire(KeyActor& actor) {
   // References are only taken under this lock, so none can appear while we decide.
   if (actor.refs.load() != 0) return false;
   s.actors.erase(actor.key());
+  if (s.actors.bucket_count() > kShrinkAbove &&
+      s.actors.size() * kShrinkFactor < s.actors.bucket_count()) {
+    s.actors.rehash(0);
+  }
   return true;
 }
 
-void Registry::schedule(std::shared_ptr<KeyActor> actor, Millis at) {
+void Registry::schedule(ActorRef actor, Millis at) {
   Shard& s = shard_of(actor->key());
   std::lock_guard lock(s.timer_mutex);
   if (s.stopped) return;
-  s.deadlines.push(Deadline{at, std::move(actor)});
+  s.deadlines.push_back(Deadline{at, std::move(actor)});
+  std::push_heap(s.deadlines.begin(), s.deadlines.end(), std::greater<>());
   if (s.armed_at == 0 || at < s.armed_at) arm(s, at);
+}
+
+void Registry::drop_wakes(std::string_view key) {
+  Shard& s = shard_of(key);
+  std::lock_guard lock(s.timer_mutex);
+  if (++s.retired_wakes * 2 <= s.deadlines.size()) return;
+  // Over-counts (entries popped at their deadline were counted too) only bring this forward.
+  std::erase_if(s.deadlines, [](const Deadline& d) { return d.actor->retired(); });
+  std::make_heap(s.deadlines.begin(), s.deadlines.end(), std::greater<>());
+  s.retired_wakes = 0;
+  shrink_if_sparse(s.deadlines);
 }
 
 void Registry::arm(Shard& s, Millis at) {
@@ -89,13 +133,15 @@ void Registry::fire_shard(Shard& s) {
     std::lock_guard lock(s.timer_mutex);
     if (s.stopped) return;
     Millis now = core_.clock.now();
-    while (!s.deadlines.empty() && s.deadlines.top().at <= now && due.size() < kWakeBatch) {
-      due.push_back(s.deadlines.top());
-      s.deadlines.pop();
+    while (!s.deadlines.empty() && s.deadlines.front().at <= now && due.size() < kWakeBatch) {
+      std::pop_heap(s.deadlines.begin(), s.deadlines.end(), std::greater<>());
+      due.push_back(std::move(s.deadlines.back()));
+      s.deadlines.pop_back();
     }
-    more_due = !s.deadlines.empty() && s.deadlines.top().at <= now;
+    shrink_if_sparse(s.deadlines);
+    more_due = !s.deadlines.empty() && s.deadlines.front().at <= now;
     s.armed_at = 0;
-    if (!s.deadlines.empty() && !more_due) arm(s, s.deadlines.top().at);
+    if (!s.deadlines.empty() && !more_due) arm(s, s.deadlines.front().at);
   }
   for (Deadline& d : due) d.actor->post_wake(d.at);
   if (more_due) boost::asio::post(core_.io, [this, &s] { fire_shard(s); });
@@ -123,11 +169,11 @@ std::size_t Registry::resident() const {
   return n;
 }
 
-std::vector<std::shared_ptr<KeyActor>> Registry::snapshot() const {
-  std::vector<std::shared_ptr<KeyActor>> out;
+std::vector<ActorRef> Registry::snapshot() const {
+  std::vector<ActorRef> out;
   for (const auto& s : shards_) {
     std::lock_guard lock(s->mutex);
-    for (const auto& [key, actor] : s->actors) out.push_back(actor);
+    out.insert(out.end(), s->actors.begin(), s->actors.end());
   }
   return out;
 }

@@ -3,18 +3,18 @@
 // deadline queue per shard whose one steady_timer posts wake-ups to the actors' strands.
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/unordered/unordered_flat_set.hpp>
+#include <cstdint>
 #include <memory>
 #include <mutex>
-#include <queue>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "actors/actor_ref.hpp"
 #include "core/clock.hpp"
 
 namespace tenure {
 
-class KeyActor;
 struct EngineCore;
 
 class Registry {
@@ -23,15 +23,18 @@ class Registry {
   ~Registry();
 
   // The key's actor, created (unloaded) if not resident, with one reference taken for the
-  // caller's message; the message gives it back with KeyActor::unref.
-  std::shared_ptr<KeyActor> ref(std::string_view key);
+  // caller's message; the message gives it back once it has run.
+  ActorRef ref(std::string_view key);
   // The resident actor with a reference taken, or null.
-  std::shared_ptr<KeyActor> find_ref(std::string_view key);
+  ActorRef find_ref(std::string_view key);
   // Drops the actor if nobody holds a reference. REQUIRES: on the actor's strand.
   bool retire(KeyActor& actor);
 
   // Wakes the actor at `at` (clock time).
-  void schedule(std::shared_ptr<KeyActor> actor, Millis at);
+  void schedule(ActorRef actor, Millis at);
+  // A retired actor of `key` left wake-ups queued: they are dropped in bulk once such entries
+  // make up half the shard's queue (so retired actors are freed long before their deadlines).
+  void drop_wakes(std::string_view key);
   // Posts wake-ups for every deadline due by the clock now.
   void fire_due();
   void cancel_timers();
@@ -39,29 +42,46 @@ class Registry {
   // Actors share a fixed pool of strands (by key hash): a key still runs on exactly one strand,
   // but a resident key does not pay for a strand of its own.
   using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
-  const Strand& strand_for(std::string_view key) const;
+  const Strand& strand(std::uint16_t index) const { return strands_[index]; }
 
   std::size_t resident() const;
-  std::vector<std::shared_ptr<KeyActor>> snapshot() const;
+  std::vector<ActorRef> snapshot() const;
 
  private:
   struct Deadline {
     Millis at;
-    std::shared_ptr<KeyActor> actor;
+    ActorRef actor;
     bool operator>(const Deadline& other) const { return at > other.at; }
+  };
+  // The actors themselves are the set's elements, looked up by their own key: the key is not
+  // stored a second time, and open addressing costs no node per actor.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const;
+    std::size_t operator()(const ActorRef& actor) const;
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(const ActorRef& a, const ActorRef& b) const;
+    bool operator()(std::string_view key, const ActorRef& actor) const;
+    bool operator()(const ActorRef& actor, std::string_view key) const {
+      return (*this)(key, actor);
+    }
   };
   struct Shard {
     explicit Shard(boost::asio::io_context& io) : timer(io) {}
     mutable std::mutex mutex;
-    std::unordered_map<std::string_view, std::shared_ptr<KeyActor>> actors;  // views into keys
+    boost::unordered_flat_set<ActorRef, KeyHash, KeyEq> actors;
     std::mutex timer_mutex;
-    std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines;
+    std::vector<Deadline> deadlines;  // a min-heap on `at`
+    std::size_t retired_wakes = 0;    // entries of retired actors, about (see drop_wakes)
     boost::asio::steady_timer timer;
     Millis armed_at = 0;  // 0: not armed
     bool stopped = false;
   };
 
   Shard& shard_of(std::string_view key);
+  std::uint16_t strand_index(std::string_view key) const;
   void arm(Shard& shard, Millis at);  // REQUIRES: shard.timer_mutex held
   void fire_shard(Shard& shard);
 

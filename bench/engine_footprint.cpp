@@ -1,6 +1,7 @@
 // tenure-footprint: the engine's memory per live lease and per idle key, and the group-commit
 // batch sizes under concurrent load, measured in-process (no transport in the way).
 //   tenure-footprint [--leases N] [--in-flight N] [--sync always|none]
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,6 +29,12 @@ std::size_t resident_bytes() {
   std::size_t pages_total = 0, pages_resident = 0;
   statm >> pages_total >> pages_resident;
   return pages_resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Bytes malloc has handed out and not had back: RSS less what the allocator keeps in reserve.
+std::size_t heap_in_use() {
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
 }
 
 // Runs `count` operations with at most `in_flight` outstanding, like a pipelining client.
@@ -104,6 +111,7 @@ int main(int argc, char** argv) {
   const std::string owner = "7f1c2d3e-4b5a-4c6d-8e7f-a0b1c2d3e4f5";
 
   std::size_t rss_empty = resident_bytes();
+  std::size_t heap_empty = heap_in_use();
   auto started = std::chrono::steady_clock::now();
   drive(leases, in_flight, [&](std::size_t i, auto done) {
     AcquireRequest r;
@@ -115,6 +123,7 @@ int main(int argc, char** argv) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::size_t rss_held = resident_bytes();
+  std::size_t heap_held = heap_in_use();
   auto stats = engine->stats();
   std::printf("%zu acquires in %.2fs (%.0f/s, sync=%s, %zu in flight)\n", leases, seconds,
               static_cast<double>(leases) / seconds, sync.c_str(), in_flight);
@@ -124,6 +133,8 @@ int main(int argc, char** argv) {
   std::printf("RSS: %.1f MiB empty, %.1f MiB with leases: %.0f bytes per live lease\n",
               static_cast<double>(rss_empty) / 1048576, static_cast<double>(rss_held) / 1048576,
               static_cast<double>(rss_held - rss_empty) / static_cast<double>(leases));
+  std::printf("heap in use: %.0f bytes per live lease\n",
+              static_cast<double>(heap_held - heap_empty) / static_cast<double>(leases));
   print_batches(stats.writer);
 
   drive(leases, in_flight, [&](std::size_t i, auto done) {
@@ -143,6 +154,15 @@ int main(int argc, char** argv) {
       static_cast<double>(rss_idle) / 1048576,
       static_cast<double>(rss_idle > rss_empty ? rss_idle - rss_empty : 0) /
           static_cast<double>(leases));
+  // What the engine still holds once the allocator hands its free pages back.
+  std::size_t heap_idle = heap_in_use();
+  malloc_trim(0);
+  std::size_t rss_trimmed = resident_bytes();
+  std::printf(
+      "after release: heap in use %.0f bytes per idle key; RSS %.1f MiB after malloc_trim\n",
+      static_cast<double>(heap_idle > heap_empty ? heap_idle - heap_empty : 0) /
+          static_cast<double>(leases),
+      static_cast<double>(rss_trimmed) / 1048576);
 
   engine->stop();
   work.reset();

@@ -21,16 +21,17 @@ enum class EndReason : std::uint8_t { released, expired, revoked };
 std::string_view to_string(EventType type);
 std::string_view to_string(EndReason reason);
 
+// Fields ordered widest first: a resident actor holds one per live lease (no padding holes).
 struct Lease {
   std::string owner;
   Token token = 0;
   Millis acquired_at = 0;
   std::optional<Millis> expires_at;  // empty: open-ended
   Millis ttl_ms = 0;                 // 0 when open-ended
-  Principal principal = 0;
-  ConnId conn = 0;  // the connection told of loss; not persisted
-  bool release_on_disconnect = false;
+  ConnId conn = 0;                   // the connection told of loss; not persisted
   Millis lock_delay_ms = 0;
+  Principal principal = 0;
+  bool release_on_disconnect = false;
 
   bool open_ended() const { return !expires_at; }
   bool live_at(Millis now) const { return !expires_at || now < *expires_at; }
