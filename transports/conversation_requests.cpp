@@ -57,12 +57,16 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
   std::visit(
       Overloaded{
           [&](AcquireRequest& request) {
-            std::string key = request.key;
-            keys_.acquire_sent(key);
+            // Only a lease bound to the connection or a queued waiter needs the engine when the
+            // connection closes; other leases are not worth a map entry per lease.
+            bool binds = request.params.release_on_disconnect || request.wait_ms > 0;
+            std::string key = binds ? request.key : std::string();
+            if (binds) keys_.acquire_sent(key);
             call(&Engine::acquire, std::move(request),
-                 [op, id = std::move(id), key](Conversation& self, const AcquireResult& result) {
+                 [op, id = std::move(id), key, binds](Conversation& self,
+                                                      const AcquireResult& result) {
                    bool acquired = !result.error && result.status == AcquireStatus::acquired;
-                   self.keys_.acquire_answered(key, acquired);
+                   if (binds) self.keys_.acquire_answered(key, acquired);
                    self.reply(op,
                               [&](std::string& out) { return format_acquire(out, id, result); });
                  });
