@@ -60,7 +60,7 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, std::string& 
   if (options.env != nullptr) db_options.env = options.env;
 
   // Memtables are capped in total so that the daemon's memory is the leases', not RocksDB's.
-  db_options.db_write_buffer_size = 32ull << 20;
+  db_options.db_write_buffer_size = 16ull << 20;
 
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.write_buffer_size = 16ull << 20;
