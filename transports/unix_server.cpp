@@ -7,12 +7,10 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <future>
 
+#include "transports/acceptor.hpp"
 #include "transports/peer_credentials.hpp"
 #include "transports/reply_format.hpp"
 #include "transports/socket_path.hpp"
@@ -23,13 +21,6 @@ namespace tenure {
 namespace asio = boost::asio;
 using asio::as_tuple;
 using asio::use_awaitable;
-
-namespace {
-
-// After a failed accept (say, out of file descriptors) wait before the next, not spin.
-constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
-
-}  // namespace
 
 UnixServer::UnixServer(asio::io_context& io, ServerContext& context, std::size_t max_connections)
     : io_(io),
@@ -63,32 +54,15 @@ void UnixServer::start() {
 }
 
 void UnixServer::stop() {
-  std::promise<void> closed;
-  asio::post(acceptor_.get_executor(), [&] {
-    boost::system::error_code ignored;
-    acceptor_.close(ignored);
-    closed.set_value();
-  });
-  closed.get_future().wait();
+  close_acceptor(acceptor_);
   if (!path_.empty()) ::unlink(path_.c_str());
 }
 
 asio::awaitable<void> UnixServer::accept_loop() {
-  asio::steady_timer backoff(acceptor_.get_executor());
-  while (acceptor_.is_open()) {
-    // Each connection on a strand of its own, not the acceptor's: sessions run in parallel.
-    auto strand = asio::make_strand(io_);
-    Socket socket(strand);
-    auto [error] = co_await acceptor_.async_accept(socket, as_tuple(use_awaitable));
-    if (!acceptor_.is_open()) co_return;
-    if (error) {
-      spdlog::warn("accept on {} failed: {}", path_, error.message());
-      backoff.expires_after(kAcceptBackoff);
-      co_await backoff.async_wait(as_tuple(use_awaitable));
-      continue;
-    }
-    admit(std::move(socket), strand);
-  }
+  return accept_connections(acceptor_, io_, path_,
+                            [this](Socket socket, const Conversation::Strand& strand) {
+                              admit(std::move(socket), strand);
+                            });
 }
 
 void UnixServer::admit(Socket socket, const Conversation::Strand& strand) {

@@ -2,27 +2,19 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <future>
 
+#include "transports/acceptor.hpp"
 #include "transports/http_session.hpp"
 
 namespace tenure {
 
 namespace asio = boost::asio;
-using asio::as_tuple;
-using asio::use_awaitable;
 using asio::ip::tcp;
 
 namespace {
 
-// After a failed accept (say, out of file descriptors) wait before the next, not spin.
-constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 // How long stop() waits for plain HTTP connections to go once told to close.
 constexpr auto kCloseTimeout = std::chrono::seconds(2);
 
@@ -59,13 +51,7 @@ std::string WebServer::url() const { return url_; }
 void WebServer::start() { asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached); }
 
 void WebServer::stop() {
-  std::promise<void> closed;
-  asio::post(acceptor_.get_executor(), [&] {
-    boost::system::error_code ignored;
-    acceptor_.close(ignored);
-    closed.set_value();
-  });
-  closed.get_future().wait();
+  close_acceptor(acceptor_);
   std::vector<std::shared_ptr<HttpSession>> open;
   {
     std::lock_guard lock(mutex_);
@@ -92,21 +78,10 @@ void WebServer::forget(const HttpSession* session) {
 }
 
 asio::awaitable<void> WebServer::accept_loop() {
-  asio::steady_timer backoff(acceptor_.get_executor());
-  while (acceptor_.is_open()) {
-    // Each connection on a strand of its own: sessions run in parallel.
-    auto strand = asio::make_strand(io_);
-    tcp::socket socket(strand);
-    auto [error] = co_await acceptor_.async_accept(socket, as_tuple(use_awaitable));
-    if (!acceptor_.is_open()) co_return;
-    if (error) {
-      spdlog::warn("accept on {} failed: {}", url_, error.message());
-      backoff.expires_after(kAcceptBackoff);
-      co_await backoff.async_wait(as_tuple(use_awaitable));
-      continue;
-    }
-    admit(std::move(socket), strand);
-  }
+  return accept_connections(acceptor_, io_, url_,
+                            [this](tcp::socket socket, const Conversation::Strand& strand) {
+                              admit(std::move(socket), strand);
+                            });
 }
 
 void WebServer::admit(tcp::socket socket, const Conversation::Strand& strand) {
