@@ -126,6 +126,11 @@ void Engine::stop() {
   core.registry.cancel_timers();
   core.ledger->writer().flush();
   core.ledger->writer().stop();
+  // Nothing hands out tickets any more; what is queued runs (or is dropped) and then nothing of
+  // the engine is touched from the io threads, so the engine may be destroyed.
+  if (!core.turns.wait_idle(std::chrono::seconds(10))) {
+    spdlog::warn("stopping with {} actor turns still queued", core.turns.open());
+  }
 }
 
 void Engine::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
@@ -288,7 +293,7 @@ std::shared_ptr<Watch> Engine::watch(WatchFilter filter, std::optional<Revision>
   EngineCore& core = impl_->core;
   auto watch = std::make_shared<Watch>(impl_->next_watch_id.fetch_add(1), std::move(filter),
                                        std::move(sink));
-  current = watch->start(core.bus, *core.ledger, core.io, from);
+  current = watch->start(core, from);
   return watch;
 }
 

@@ -68,7 +68,8 @@ class Engine {
   // Recovery: expires leases whose time passed while down, releases connection-bound leases,
   // arms timers for the rest. Blocks until that is durable. Needs io threads running.
   bool start(std::string& error);
-  // Refuses new work, answers waiters `unavailable`, drains in-flight writes, closes the ledger.
+  // Refuses new work, answers waiters `unavailable`, drains in-flight writes, closes the ledger,
+  // and waits until no queued turn of the engine is left on the io threads (they must run).
   void stop();
 
   void acquire(AcquireRequest request, Reply<AcquireResult> reply);

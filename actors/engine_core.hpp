@@ -10,6 +10,7 @@
 #include "actors/event_bus.hpp"
 #include "actors/owner_index.hpp"
 #include "actors/registry.hpp"
+#include "actors/turn_gate.hpp"
 #include "storage/ledger.hpp"
 
 namespace tenure {
@@ -36,6 +37,8 @@ struct EngineCore {
   const EngineConfig config;
   std::unique_ptr<storage::Ledger> ledger;
   EventBus bus;
+  // Before the registry: its timers' handlers hold tickets.
+  TurnGate turns;
   Registry registry;
   ConnectionDirectory connections;
   OwnerIndex owners;

@@ -121,9 +121,9 @@ void Registry::arm(Shard& s, Millis at) {
   s.armed_at = at;
   Millis delay = std::max<Millis>(at - core_.clock.now(), 0);
   s.timer.expires_after(std::chrono::milliseconds(delay));
-  s.timer.async_wait([this, &s](const boost::system::error_code& ec) {
+  s.timer.async_wait(core_.turns.counted([this, &s](const boost::system::error_code& ec) {
     if (!ec) fire_shard(s);
-  });
+  }));
 }
 
 void Registry::fire_shard(Shard& s) {
@@ -144,7 +144,7 @@ void Registry::fire_shard(Shard& s) {
     if (!s.deadlines.empty() && !more_due) arm(s, s.deadlines.front().at);
   }
   for (Deadline& d : due) d.actor->post_wake(d.at);
-  if (more_due) boost::asio::post(core_.io, [this, &s] { fire_shard(s); });
+  if (more_due) boost::asio::post(core_.io, core_.turns.counted([this, &s] { fire_shard(s); }));
 }
 
 void Registry::fire_due() {

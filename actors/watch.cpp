@@ -2,7 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "storage/ledger.hpp"
+#include "actors/engine_core.hpp"
 
 namespace tenure {
 namespace {
@@ -21,8 +21,9 @@ bool WatchFilter::matches(const Event& event) const {
 Watch::Watch(std::uint64_t id, WatchFilter filter, std::weak_ptr<WatchSink> sink)
     : id_(id), filter_(std::move(filter)), sink_(std::move(sink)) {}
 
-Revision Watch::start(EventBus& bus, const storage::Ledger& ledger, boost::asio::io_context& io,
-                      std::optional<Revision> from) {
+Revision Watch::start(EngineCore& core, std::optional<Revision> from) {
+  EventBus& bus = core.bus;
+  const storage::Ledger& ledger = *core.ledger;
   {
     std::lock_guard lock(mutex_);
     replaying_ = from.has_value();
@@ -48,14 +49,18 @@ Revision Watch::start(EventBus& bus, const storage::Ledger& ledger, boost::asio:
     std::lock_guard lock(mutex_);
     delivered_ = first - 1;
   }
-  boost::asio::post(io, [self = shared_from_this(), &ledger, &io, next = first] {
-    self->replay(ledger, io, next);
-  });
+  post_replay(core, first);
   return current;
 }
 
-void Watch::replay(const storage::Ledger& ledger, boost::asio::io_context& io, Revision next) {
-  std::vector<Event> chunk = ledger.events_from(next, kReplayChunk);
+void Watch::post_replay(EngineCore& core, Revision next) {
+  boost::asio::post(core.io, core.turns.counted([self = shared_from_this(), &core, next] {
+    self->replay(core, next);
+  }));
+}
+
+void Watch::replay(EngineCore& core, Revision next) {
+  std::vector<Event> chunk = core.ledger->events_from(next, kReplayChunk);
   std::lock_guard lock(mutex_);
   if (cancelled_) return;
   Revision first_buffered = buffered_.empty() ? 0 : buffered_.front().revision;
@@ -67,9 +72,7 @@ void Watch::replay(const storage::Ledger& ledger, boost::asio::io_context& io, R
   deliver(older);
   bool log_has_more = chunk.size() == kReplayChunk && older.size() == chunk.size();
   if (log_has_more) {
-    boost::asio::post(io, [self = shared_from_this(), &ledger, &io, next = delivered_ + 1] {
-      self->replay(ledger, io, next);
-    });
+    post_replay(core, delivered_ + 1);
     return;
   }
   // The seam: what was buffered follows what was read, minus what both saw.

@@ -2,7 +2,6 @@
 // A watch: committed events for a key or a key prefix, optionally replayed from a past revision
 // out of the ledger's event log first, then live, with no gap and no duplicate at the seam (§3
 // watch, §5). The sink is the transport's; it must only queue and return.
-#include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -14,9 +13,7 @@
 
 namespace tenure {
 
-namespace storage {
-class Ledger;
-}
+struct EngineCore;
 
 struct WatchFilter {
   std::string prefix;              // byte prefix; empty: every key
@@ -39,17 +36,17 @@ class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch>
   Watch(std::uint64_t id, WatchFilter filter, std::weak_ptr<WatchSink> sink);
 
   std::uint64_t id() const { return id_; }
-  // Subscribes to `bus` and, with `from`, replays the ledger from it on `io`. Returns the
-  // server's current revision, for the `watching` reply.
-  Revision start(EventBus& bus, const storage::Ledger& ledger, boost::asio::io_context& io,
-                 std::optional<Revision> from);
+  // Subscribes to the engine's bus and, with `from`, replays its ledger from there in turns on
+  // its io threads. Returns the server's current revision, for the `watching` reply.
+  Revision start(EngineCore& core, std::optional<Revision> from);
   // No more events after this returns (save ones already handed to the sink).
   void cancel(EventBus& bus);
 
   void on_events(const std::vector<Event>& events) override;
 
  private:
-  void replay(const storage::Ledger& ledger, boost::asio::io_context& io, Revision next);
+  void replay(EngineCore& core, Revision next);
+  void post_replay(EngineCore& core, Revision next);
   void deliver(const std::vector<Event>& events);  // REQUIRES: mutex_ held
 
   const std::uint64_t id_;

@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/post.hpp>
 #include <stdexcept>
 
 namespace tenure::test {
@@ -32,10 +31,6 @@ void EngineFixture::open() {
 void EngineFixture::close() {
   if (!engine_) return;
   engine_->stop();
-  // Let handlers already posted by the engine run before it is destroyed.
-  std::promise<void> drained;
-  boost::asio::post(io_, [&] { drained.set_value(); });
-  drained.get_future().wait();
   engine_.reset();
 }
 
