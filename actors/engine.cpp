@@ -322,6 +322,7 @@ EngineStats Engine::stats() const {
   s.resident_keys = core.registry.resident();
   s.waiters = static_cast<std::uint64_t>(std::max<std::int64_t>(core.counters.waiters, 0));
   s.expired = core.counters.expired.load();
+  s.pending_turns = core.turns.open();
   for (std::size_t i = 0; i < s.ops.size(); ++i) s.ops[i] = core.counters.ops[i].load();
   for (std::size_t i = 0; i < s.expiry_lateness_ms_log2.size(); ++i) {
     s.expiry_lateness_ms_log2[i] = core.counters.expiry_lateness_ms_log2[i].load();

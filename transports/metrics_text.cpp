@@ -69,6 +69,9 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
   e.single("resident_keys", "gauge", "Keys held in memory (leases, waiters, recent use).",
            s.resident_keys);
   e.single("waiters", "gauge", "Acquires waiting in key queues.", s.waiters);
+  e.single("pending_turns", "gauge",
+           "Actor turns queued on the io threads, plus armed expiry timers: the engine's backlog.",
+           s.pending_turns);
   e.single("leases_expired_total", "counter", "Leases ended by their timer.", s.expired);
   e.single("ledger_healthy", "gauge", "1 while the ledger accepts writes, else 0.",
            s.healthy ? 1 : 0);
