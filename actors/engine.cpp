@@ -281,6 +281,10 @@ ConnId Engine::connect(std::weak_ptr<ConnectionListener> listener) {
 void Engine::disconnect(ConnId conn, std::vector<std::string> keys) {
   EngineCore& core = impl_->core;
   core.connections.remove(conn);
+  // Taken before the check, so that stop() either sees this ticket or this call sees stopping.
+  // A stopped engine writes nothing more; recovery releases the connection-bound leases.
+  TurnGate::Ticket ticket(core.turns);
+  if (impl_->stopping.load()) return;
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   for (const std::string& key : keys) {
@@ -293,6 +297,8 @@ std::shared_ptr<Watch> Engine::watch(WatchFilter filter, std::optional<Revision>
   EngineCore& core = impl_->core;
   auto watch = std::make_shared<Watch>(impl_->next_watch_id.fetch_add(1), std::move(filter),
                                        std::move(sink));
+  TurnGate::Ticket ticket(core.turns);  // as in disconnect: no replay is queued after stop()
+  if (impl_->stopping.load()) from.reset();
   current = watch->start(core, from);
   return watch;
 }
