@@ -134,6 +134,12 @@ int run_daemon(const Options& o) {
     return 1;
   }
   IoThreads threads(io, o.threads);
+  // On every way out, the engine stops before the io threads are joined: its last turns run
+  // on them. stop() is idempotent, so the orderly shutdown below may call it first.
+  struct StopEngine {
+    Engine& engine;
+    ~StopEngine() { engine.stop(); }
+  } stop_engine{*engine};
   if (!engine->start(error)) {
     spdlog::error("cannot recover the ledger {}: {}", config.data_dir, error);
     return 1;
