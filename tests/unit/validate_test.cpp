@@ -57,4 +57,11 @@ TEST_CASE("the JSON writer escapes strings and separates members", "[core]") {
   w.begin_object().field("a", "x\"y\\\n\x01").field("n", std::int64_t{-3}).null_field("z");
   w.key("arr").begin_array().value(true).value(std::uint64_t{7}).end_array().end_object();
   CHECK(out == R"({"a":"x\"y\\\n\u0001","n":-3,"z":null,"arr":[true,7]})");
+  // Plain runs around escapes, at both ends, and UTF-8 passed through as it is.
+  std::string s;
+  append_json_string(s, "ab\tcd\x7f\xc3\xa9\r");
+  CHECK(s == "\"ab\\tcd\\u007f\xc3\xa9\\r\"");
+  s.clear();
+  append_json_string(s, "");
+  CHECK(s == "\"\"");
 }
