@@ -42,13 +42,13 @@ KeyActor::Busy& KeyActor::busy() {
 
 template <typename Fn>
 void KeyActor::post(bool counted, Fn&& fn) {
-  boost::asio::post(core_.registry.strand(strand_),
-                    core_.turns.counted([self = ActorRef(this), counted,
-                                         fn = std::forward<Fn>(fn)]() mutable {
-                      if (!self->retired_) fn();
-                      if (counted) self->refs.fetch_sub(1);
-                      self->maybe_retire();
-                    }));
+  boost::asio::post(
+      core_.registry.strand(strand_),
+      core_.turns.counted([self = ActorRef(this), counted, fn = std::forward<Fn>(fn)]() mutable {
+        if (!self->retired_) fn();
+        if (counted) self->refs.fetch_sub(1);
+        self->maybe_retire();
+      }));
 }
 
 bool KeyActor::load(std::string& error) {
@@ -228,15 +228,15 @@ void KeyActor::finish(Step& step) {
     storage::WriteOp op{std::string(key()),
                         change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
                         std::move(change.tenures), std::move(change.events)};
-    core_.ledger->writer().submit(
-        std::move(op), [self = ActorRef(this), seq](bool ok, std::vector<Event>& events) {
-          EngineCore& core = self->core_;
-          boost::asio::post(core.registry.strand(self->strand_),
-                            core.turns.counted([self, seq, ok, events = std::move(events)]() mutable {
-                              self->on_committed(seq, ok, events);
-                              self->maybe_retire();
-                            }));
-        });
+    core_.ledger->writer().submit(std::move(op), [self = ActorRef(this), seq](
+                                                     bool ok, std::vector<Event>& events) {
+      EngineCore& core = self->core_;
+      boost::asio::post(core.registry.strand(self->strand_),
+                        core.turns.counted([self, seq, ok, events = std::move(events)]() mutable {
+                          self->on_committed(seq, ok, events);
+                          self->maybe_retire();
+                        }));
+    });
   }
   for (PendingReply& r : step.replies) {
     r.seq = seq;
