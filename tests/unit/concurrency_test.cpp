@@ -76,20 +76,7 @@ TEST_CASE("an engine can be destroyed as soon as stop returns, mid-burst", "[con
     EngineConfig config;
     config.sync = false;
     EngineFixture f(config);
-    constexpr int kKeys = 200;
-    std::atomic<int> answered{0};
-    std::promise<void> all_answered;
-    for (int i = 0; i < kKeys; ++i) {
-      AcquireRequest r;
-      r.key = "burst/" + std::to_string(i);
-      r.params.owner = "o";
-      r.params.ttl_ms = 1;  // expire timers get armed as well
-      r.caller = f.caller();
-      f.engine().acquire(std::move(r), [&](AcquireResult) {
-        if (++answered == kKeys) all_answered.set_value();
-      });
-    }
-    all_answered.get_future().wait();
+    f.acquire_burst("burst/", 200, 1);  // a 1 ms TTL arms expiry timers as well
     f.engine().stop();
     REQUIRE(f.engine().stats().pending_turns == 0);
     f.close();

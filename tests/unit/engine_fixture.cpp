@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <mutex>
 #include <stdexcept>
 
 namespace tenure::test {
@@ -63,6 +64,28 @@ AcquireResult EngineFixture::acquire_open_ended(const std::string& key, const st
   r.params.open_ended = true;
   r.caller = caller();
   return call(*engine_, &Engine::acquire, std::move(r));
+}
+
+std::vector<AcquireResult> EngineFixture::acquire_burst(const std::string& prefix, int n,
+                                                        Millis ttl) {
+  std::mutex mutex;
+  std::vector<AcquireResult> results;
+  std::promise<void> all_in;
+  for (int i = 0; i < n; ++i) {
+    AcquireRequest r;
+    r.key = prefix + std::to_string(i);
+    r.params.owner = "o";
+    r.params.ttl_ms = ttl;
+    r.caller = caller();
+    engine_->acquire(std::move(r), [&](AcquireResult result) {
+      std::lock_guard lock(mutex);
+      results.push_back(std::move(result));
+      if (static_cast<int>(results.size()) == n) all_in.set_value();
+    });
+  }
+  all_in.get_future().wait();
+  std::lock_guard lock(mutex);
+  return results;
 }
 
 HolderResult EngineFixture::renew(const std::string& key, const std::string& owner,

@@ -40,6 +40,9 @@ class EngineFixture {
                         std::optional<Millis> ttl = 1000, Millis wait_ms = 0,
                         Millis lock_delay_ms = 0, Principal principal = 1000);
   AcquireResult acquire_open_ended(const std::string& key, const std::string& owner);
+  // Acquires `prefix`0 .. `prefix`(n-1) all at once, each without waiting for the one before,
+  // and returns once every reply is in (in reply order).
+  std::vector<AcquireResult> acquire_burst(const std::string& prefix, int n, Millis ttl = 1000);
   HolderResult renew(const std::string& key, const std::string& owner,
                      std::optional<Millis> ttl = std::nullopt,
                      std::optional<Token> token = std::nullopt, Principal principal = 1000);

@@ -1,4 +1,5 @@
 // Concurrent writers share WAL syncs.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "tests/unit/engine_fixture.hpp"
@@ -10,19 +11,9 @@ TEST_CASE("group commit batches concurrent writers into fewer syncs", "[group_co
   EngineFixture f;
   auto before = f.engine().stats().writer;
   constexpr int kRequests = 2000;
-  std::atomic<int> done{0};
-  std::promise<void> all_done;
-  for (int i = 0; i < kRequests; ++i) {
-    AcquireRequest r;
-    r.key = "gc/" + std::to_string(i);
-    r.params.owner = "o";
-    r.caller = f.caller();
-    f.engine().acquire(std::move(r), [&](AcquireResult res) {
-      CHECK(res.status == AcquireStatus::acquired);
-      if (done.fetch_add(1) + 1 == kRequests) all_done.set_value();
-    });
-  }
-  all_done.get_future().wait();
+  auto results = f.acquire_burst("gc/", kRequests);
+  CHECK(std::all_of(results.begin(), results.end(),
+                    [](const AcquireResult& r) { return r.status == AcquireStatus::acquired; }));
   auto after = f.engine().stats().writer;
   std::uint64_t ops = after.ops - before.ops;
   std::uint64_t syncs = after.syncs - before.syncs;
