@@ -31,10 +31,12 @@ TEST_CASE("a renewed lease is not expired at its old deadline", "[timer]") {
   EngineFixture f(EngineConfig{}, &clock);
   auto recorder = std::make_shared<test::EventRecorder>();
   f.engine().events().subscribe(recorder);
-  f.acquire("k", "a", 300);
+  // Wide margins: the renew must land before the old deadline even if this thread oversleeps
+  // on a loaded machine, and the wait must outlast that deadline.
+  f.acquire("k", "a", 1000);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  f.renew("k", "a", 2000);
-  CHECK_FALSE(recorder->wait_for(EventType::expired, "k", std::chrono::milliseconds(600)));
+  REQUIRE(f.renew("k", "a", 3000).status == HolderStatus::ok);
+  CHECK_FALSE(recorder->wait_for(EventType::expired, "k", std::chrono::milliseconds(1200)));
   CHECK(f.get("k").lease);
 }
 
