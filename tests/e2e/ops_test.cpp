@@ -240,7 +240,9 @@ TEST_CASE("renew of the owner's live lease: renewed; token kept; new expiry", "[
 TEST_CASE("renew keeps a short lease alive past its first deadline", "[e2e][ops]") {
   Daemon d;
   auto c = d.connect();
-  REQUIRE(c.call(acquire_req("alive", "alice", "\"ttl_ms\":1000"))["status"] == "acquired");
+  // 8 renews 250 ms apart outlast the first 1.5 s deadline, with 1.25 s to spare per renew for a
+  // loaded machine's oversleeping and fsync.
+  REQUIRE(c.call(acquire_req("alive", "alice", "\"ttl_ms\":1500"))["status"] == "acquired");
   for (int i = 0; i < 8; ++i) {
     std::this_thread::sleep_for(250ms);
     REQUIRE(c.call(renew_req("alive", "alice"))["status"] == "renewed");
