@@ -214,6 +214,10 @@ void Engine::get(GetRequest request, Reply<GetResult> reply) {
     const auto& lease = loaded->state.lease;
     if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
     result.last_token = loaded->state.last_token;
+    // An actor may retire during lock-delay: the row still has it.
+    if (!result.lease && loaded->state.lock_until > request.caller.received_at) {
+      result.lock_delay_until = loaded->state.lock_until;
+    }
   }
   done(std::move(result));
 }
