@@ -337,6 +337,7 @@ EngineStats Engine::stats() const {
   for (std::size_t i = 0; i < s.expiry_lateness_ms_log2.size(); ++i) {
     s.expiry_lateness_ms_log2[i] = core.counters.expiry_lateness_ms_log2[i].load();
   }
+  s.expiry_lateness_ms_sum = core.counters.expiry_lateness_ms_sum.load();
   s.writer = core.ledger->writer().stats();
   s.healthy = core.ledger->healthy();
   return s;

@@ -518,6 +518,7 @@ void KeyActor::post_wake(Millis at) {
       auto late = static_cast<std::uint64_t>(now - *state_.lease->expires_at);
       std::size_t bucket = std::min<std::size_t>(std::bit_width(late), 15);
       core_.counters.expiry_lateness_ms_log2[bucket].fetch_add(1);
+      core_.counters.expiry_lateness_ms_sum.fetch_add(late);
     }
     Step step;
     settle(now, step);
