@@ -23,7 +23,7 @@ Exit codes:
   0  success (including releasing a lease that was not held)
   1  error: bad arguments, tenured unreachable, an error reply
   4  conflict: the key is held (held), or the lease is not yours (not_holder)
-  5  run: the lease was lost while the command ran; the command got SIGTERM
+  5  run, hold: the lease was lost while held; run's command got SIGTERM
      (SIGKILL after --grace)
   run otherwise exits with the command's own status (128+N if signal N killed it).)";
 

@@ -517,3 +517,55 @@ TEST_CASE("tenure get shows waiters and lock-delay", "[e2e][cli]") {
     WARN("the server does not report lock_delay_until yet");
   }
 }
+
+TEST_CASE("bash completion offers subcommands, options and live keys", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  REQUIRE(c.call(acquire_req("comp/alpha", "a", "\"ttl_ms\":60000"))["status"] == "acquired");
+  REQUIRE(c.call(acquire_req("comp/beta", "a", "\"ttl_ms\":60000"))["status"] == "acquired");
+  std::string cli_dir = tenure_cli_path().substr(0, tenure_cli_path().rfind('/'));
+  // What the completion function proposes for the words typed so far (the last one partial).
+  auto complete = [&](const std::string& typed) {
+    std::string script = "source " TENURE_SOURCE_DIR "/packaging/completion/tenure.bash; " +
+                         ("COMP_WORDS=(" + typed + "); ") +
+                         "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _tenure; "
+                         "printf '%s\\n' \"${COMPREPLY[@]}\" | sort | tr '\\n' ' '";
+    ProcessOptions o = socket_env(d);
+    o.set_env.push_back("PATH=" + cli_dir + ":/usr/bin:/bin");
+    ProcessResult r = run_process({"/bin/bash", "-c", script}, o);
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+    return r.out;
+  };
+  CHECK(complete("tenure ac") == "acquire ");
+  CHECK(complete("tenure h") == "history hold ");
+  CHECK(complete("tenure run k --no") == "--no-wait ");
+  CHECK(complete("tenure get comp/") == "comp/alpha comp/beta ");
+  CHECK(complete("tenure --socket x release comp/b") == "comp/beta ");
+  CHECK(complete("tenure acquire k --ttl 1h") == "1h 1h30m ");
+}
+
+TEST_CASE("cmake --install puts the programs, man pages and completion in place", "[e2e][cli]") {
+  TempDir t;
+  ProcessResult r = run_process(
+      {CMAKE_COMMAND_PATH, "--install", TENURE_BUILD_DIR, "--prefix", t.path() + "/usr"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  struct stat st {};
+  for (std::string path :
+       {"/usr/bin/tenure", "/usr/bin/tenured", "/usr/share/bash-completion/completions/tenure"}) {
+    INFO(path);
+    CHECK(::stat((t.path() + path).c_str(), &st) == 0);
+  }
+  r = run_process({t.path() + "/usr/bin/tenure", "--version"});
+  CHECK(r.out.rfind("tenure ", 0) == 0);
+  if (run_process({"/bin/sh", "-c", "command -v help2man"}).exit_code != 0) {
+    WARN("help2man is not installed: no man pages to check");
+    return;
+  }
+  std::string page = read_file(t.path() + "/usr/share/man/man1/tenure.1");
+  CHECK(page.find(".SS run") != std::string::npos);
+  CHECK(page.find("--no-wait") != std::string::npos);
+  CHECK(read_file(t.path() + "/usr/share/man/man8/tenured.8").find("\\-\\-data\\-dir") !=
+        std::string::npos);
+}
