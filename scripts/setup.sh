@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config
-          libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2)
+          libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2
+          help2man)  # help2man: the man pages tenure(1) and tenured(8), made at build time
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3 procps faketime)
   # The dashboard's browser test (tests/browser): headless Chromium and a font to render with.
