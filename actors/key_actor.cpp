@@ -381,7 +381,9 @@ void KeyActor::post_revoke(RevokeRequest request, Reply<HolderResult> reply) {
     Millis now = request.caller.received_at;
     Step step;
     settle(now, step);
-    HolderOutcome outcome = revoke(state_, key(), now, step.change);
+    HolderOutcome outcome =
+        revoke(state_, key(), Revocation{std::move(request.by), std::move(request.reason)}, now,
+               step.change);
     reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
     serve_waiters(now, step);
     finish(step);

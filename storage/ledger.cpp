@@ -213,8 +213,8 @@ std::vector<TenureRecord> Ledger::history(std::string_view key, Token before_tok
       if (limit == 0) {
         more = true;
       } else {
-        out.push_back(
-            TenureRecord{lease.token, lease.owner, lease.acquired_at, std::nullopt, std::nullopt});
+        out.push_back(TenureRecord{
+            lease.token, lease.owner, lease.acquired_at, std::nullopt, std::nullopt, {}});
       }
     }
   }

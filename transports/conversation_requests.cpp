@@ -85,6 +85,7 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
             call(&Engine::renew, std::move(request), reply_with(op, std::move(id), &format_renew));
           },
           [&](RevokeRequest& request) {
+            request.by = principal_name();
             call(&Engine::revoke, std::move(request),
                  reply_with(op, std::move(id), &format_revoke));
           },
