@@ -68,10 +68,23 @@ Engine::~Engine() { stop(); }
 
 std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& clock,
                                      EngineConfig config, std::string& error) {
-  storage::LedgerOptions options{config.data_dir,        config.sync,        config.history_keep,
-                                 config.history_max_age, config.events_keep, config.ledger_env};
-  auto ledger = storage::Ledger::open(options, error);
-  if (!ledger) return nullptr;
+  storage::LedgerOptions options;
+  options.path = config.data_dir;
+  options.mode = config.open_mode;
+  options.revision_floor = config.revision_floor;
+  options.sync = config.sync;
+  options.history_keep = config.history_keep;
+  options.history_max_age = config.history_max_age;
+  options.events_keep = config.events_keep;
+  options.env = config.ledger_env;
+  storage::Status status;
+  auto ledger = storage::Ledger::open(options, status);
+  if (!ledger) {
+    error = status.message();
+    return nullptr;
+  }
+  if (!ledger->recovery_note().empty()) spdlog::warn("{}", ledger->recovery_note());
+  config.limits.token_floor = ledger->token_floor();
   auto impl = std::make_unique<Impl>(io, clock, std::move(config), std::move(ledger));
   EventBus& bus = impl->core.bus;
   impl->core.ledger->writer().set_event_sink(
@@ -82,11 +95,11 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
 bool Engine::start(std::string& error) {
   EngineCore& core = impl_->core;
   std::vector<std::pair<std::string, storage::LoadedState>> rows;
-  if (!core.ledger->scan_leases(
-          [&](std::string key, storage::LoadedState loaded) {
-            rows.emplace_back(std::move(key), std::move(loaded));
-          },
-          error)) {
+  storage::Status status = core.ledger->scan_leases([&](std::string key, storage::LoadedState loaded) {
+    rows.emplace_back(std::move(key), std::move(loaded));
+  });
+  if (!status.ok()) {
+    error = status.message();
     return false;
   }
   std::size_t corrupt = 0;
@@ -99,7 +112,12 @@ bool Engine::start(std::string& error) {
   }
   turns.wait();
   core.ledger->writer().flush();
-  std::size_t compacted = core.ledger->compact_history(core.clock.now());
+  std::size_t compacted = 0;
+  status = core.ledger->compact_history(core.clock.now(), compacted);
+  if (!status.ok()) {
+    error = "cannot compact the history: " + status.message();
+    return false;
+  }
   spdlog::info(
       "ledger recovered: revision {}, {} leases loaded, {} undecodable rows, {} old "
       "tenure records compacted",
@@ -178,20 +196,19 @@ void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
   // Not resident, so no live lease: answer from the row without waking an actor.
   auto done = impl_->tracked(std::move(reply));
   HolderResult result;
-  std::string error;
-  auto loaded = core.ledger->load(request.key, error);
-  if (!loaded) {
-    result.error = Error{errc::unavailable, "cannot read the ledger: " + error};
+  storage::LoadedState loaded;
+  if (storage::Status status = core.ledger->load(request.key, loaded); !status.ok()) {
+    result.error = ledger_unreadable(status);
     done(std::move(result));
     return;
   }
   Change ignored;
-  HolderOutcome outcome = tenure::check(loaded->state, request.key, request.token, request.owner,
+  HolderOutcome outcome = tenure::check(loaded.state, request.key, request.token, request.owner,
                                         request.caller.received_at, ignored);
   result.status = outcome.status;
   result.reason = outcome.reason;
   result.key = request.key;
-  result.lease = loaded->state.lease;
+  result.lease = loaded.state.lease;
   done(std::move(result));
 }
 
@@ -205,15 +222,14 @@ void Engine::get(GetRequest request, Reply<GetResult> reply) {
   }
   auto done = impl_->tracked(std::move(reply));
   GetResult result;
-  std::string error;
-  auto loaded = core.ledger->load(request.key, error);
-  if (!loaded) {
-    result.error = Error{errc::unavailable, "cannot read the ledger: " + error};
+  storage::LoadedState loaded;
+  if (storage::Status status = core.ledger->load(request.key, loaded); !status.ok()) {
+    result.error = ledger_unreadable(status);
   } else {
     result.key = request.key;
-    const auto& lease = loaded->state.lease;
+    const auto& lease = loaded.state.lease;
     if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
-    result.last_token = loaded->state.last_token;
+    result.last_token = loaded.state.last_token;
   }
   done(std::move(result));
 }
@@ -309,8 +325,13 @@ void Engine::fire_due_timers() { impl_->core.registry.fire_due(); }
 
 EventBus& Engine::events() { return impl_->core.bus; }
 
-std::vector<Event> Engine::events_from(Revision from, std::size_t limit) const {
-  return impl_->core.ledger->events_from(from, limit);
+storage::Status Engine::events_from(Revision from, std::size_t limit,
+                                    std::vector<Event>& events) const {
+  return impl_->core.ledger->events_from(from, limit, events);
+}
+
+storage::Status Engine::backup(const std::string& dir) const {
+  return impl_->core.ledger->backup(dir);
 }
 
 bool Engine::healthy() const { return impl_->core.ledger->healthy(); }
