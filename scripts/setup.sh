@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build ccache pkg-config
           libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(python3 procps)
+  packages+=(python3 procps python3-pytest)
   # The dashboard's browser test (tests/browser): headless Chromium and a font to render with.
   packages+=(chromium fonts-dejavu-core)
 fi
