@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [--test]   (--test adds what the test suite uses)
 set -euo pipefail
 
-packages=(build-essential cmake ninja-build ccache pkg-config
+packages=(build-essential cmake ninja-build ccache pkg-config libjemalloc-dev
           libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3 procps)
