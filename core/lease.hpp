@@ -15,7 +15,9 @@ using Revision = std::uint64_t;
 using Principal = std::uint32_t;  // the peer's uid
 using ConnId = std::uint64_t;     // 0: no connection
 
-enum class EventType : std::uint8_t { acquired, renewed, released, expired, revoked };
+// `recovered` is the ledger's, not a key's: a recovery or restore raised the revision and every
+// key's next token (§6); its key is empty.
+enum class EventType : std::uint8_t { acquired, renewed, released, expired, revoked, recovered };
 enum class EndReason : std::uint8_t { released, expired, revoked };
 
 std::string_view to_string(EventType type);

@@ -16,6 +16,8 @@ std::string_view to_string(EventType type) {
       return "expired";
     case EventType::revoked:
       return "revoked";
+    case EventType::recovered:
+      return "recovered";
   }
   return "unknown";
 }
@@ -134,7 +136,7 @@ AcquireOutcome acquire(KeyState& state, std::string_view key, const AcquireParam
 
   Lease lease;
   lease.owner = params.owner;
-  lease.token = state.last_token + 1;
+  lease.token = std::max(state.last_token, limits.token_floor) + 1;
   lease.acquired_at = now;
   set_expiry(lease, params.open_ended, ttl, now);
   lease.principal = params.principal;

@@ -16,6 +16,8 @@ struct Limits {
   Millis min_ttl = 10;
   Millis max_ttl = 86'400'000;
   Millis max_lock_delay = 60'000;
+  // Set after a recovery or restore (§6): new tenures start above it, whatever a key's row says.
+  Token token_floor = 0;
 };
 
 // What one step changed: the events to log, the tenure records to write, whether the key's row

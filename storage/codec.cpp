@@ -201,7 +201,7 @@ std::optional<Event> decode_event(std::string_view bytes, Revision revision) {
   Event e;
   e.revision = revision;
   std::uint8_t format;
-  if (!r.u8(format) || !known_format(format) || !read_enum(r, e.type, 4) || !r.str(e.key) ||
+  if (!r.u8(format) || !known_format(format) || !read_enum(r, e.type, 5) || !r.str(e.key) ||
       !r.str(e.owner) || !r.varint(e.token) || !r.signed_varint(e.at) ||
       !r.optional_time(e.expires_at) || !r.revocation(format, e.revocation) || !r.done()) {
     return std::nullopt;

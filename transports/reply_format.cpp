@@ -266,4 +266,12 @@ void format_compacted(std::string& out, std::uint64_t watch_id, Revision oldest)
   w.field("oldest_revision", oldest).end_object();
 }
 
+void format_watch_failed(std::string& out, std::uint64_t watch_id, Revision resume_from,
+                         const std::string& message) {
+  JsonWriter w(out);
+  w.begin_object().field("event", "error").field("watch_id", watch_id);
+  w.field("error", "unavailable").field("message", message);
+  w.field("resume_from", resume_from).end_object();
+}
+
 }  // namespace tenure

@@ -111,6 +111,24 @@ bool start_web(const Options& o, WebServer& web, std::string& error) {
   return true;
 }
 
+// Time on the engine's scale never goes back across a restart: a wall clock stepped back
+// while the ledger was written (or while down) would otherwise stretch every persisted lease.
+bool continue_ledger_time(SystemClock& clock, const Engine& engine, std::string& error) {
+  std::vector<Event> newest;
+  if (auto status = engine.events_from(engine.revision(), 1, newest); !status.ok()) {
+    error = "cannot read the ledger's newest event: " + status.message();
+    return false;
+  }
+  if (newest.empty()) return true;
+  if (Millis ahead = clock.not_before(newest.front().at); ahead > 0) {
+    spdlog::warn(
+        "the wall clock is {} ms behind the ledger's newest event; the lease clock continues "
+        "from that event's time instead",
+        ahead);
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_daemon(const Options& o) {
@@ -134,6 +152,10 @@ int run_daemon(const Options& o) {
   if (!engine) {
     // The engine words a second daemon on the same data dir (RocksDB's LOCK) itself.
     spdlog::error("cannot open the ledger {}: {}", config.data_dir, error);
+    return 1;
+  }
+  if (!continue_ledger_time(clock, *engine, error)) {
+    spdlog::error("{}", error);
     return 1;
   }
   IoThreads threads(io, o.threads);

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "apps/version.hpp"
 #include "core/default_paths.hpp"
 #include "core/duration.hpp"
 #include "transports/listen_address.hpp"
@@ -15,19 +16,18 @@
 namespace tenure {
 namespace {
 
-constexpr const char* kDurationHelp = " (250ms, 30s, 15m, 24h, or milliseconds)";
-
 // A duration flag that writes straight into `target`.
 void add_duration(CLI::App& app, const std::string& name, Millis& target, std::string help,
                   const std::string& shown_default) {
   app.add_option_function<std::string>(
          name,
          [&target, name](const std::string& text) {
-           auto ms = parse_duration(text);
-           if (!ms) throw CLI::ValidationError(name, "'" + text + "' is not a duration");
+           std::string error;
+           auto ms = parse_duration(text, &error);
+           if (!ms) throw CLI::ValidationError(name, error);
            target = *ms;
          },
-         help + kDurationHelp)
+         help + " (e.g. " + std::string(kDurationExamples) + ")")
       ->default_str(shown_default);
 }
 
@@ -138,6 +138,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       "JSON request per line (see docs/protocol.md); the `tenure` command is one such client.",
       "tenured"};
   app.get_formatter()->column_width(40);
+  app.set_version_flag("--version", std::string("tenured ") + build_version());
 
   app.add_option("--data-dir", o.data_dir,
                  "Directory of the ledger (created 0700; refused if others can write to it)")
@@ -214,7 +215,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help is a success; every other problem is exit code 1, like the rest of tenured's.
+    // --help and --version are a success; every other problem is exit code 1, like the rest of
+    // tenured's.
     return app.exit(e) == 0 ? 0 : 1;
   }
   o.sync = sync == "always";
