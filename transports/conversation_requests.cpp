@@ -43,9 +43,13 @@ void Conversation::call(void (Engine::*op)(Request, Reply<Result>), Request requ
                         OnResult on_result) {
   ++inflight_;
   request.caller = caller();
-  auto reply = [self = shared_from_this(), on_result = std::move(on_result)](Result result) {
-    boost::asio::post(self->strand_, [self, on_result, result = std::move(result)] {
+  std::optional<AuditSubject> audited;
+  if (context_.audit) audited = audit_subject(request);
+  auto reply = [self = shared_from_this(), on_result = std::move(on_result),
+                audited = std::move(audited)](Result result) {
+    boost::asio::post(self->strand_, [self, on_result, audited, result = std::move(result)] {
       --self->inflight_;
+      if (audited) self->audit(*audited, audit_outcome(result, audited->op));
       on_result(*self, result);
       self->settle();
     });

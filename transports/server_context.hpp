@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "actors/engine.hpp"
+#include "transports/audit_log.hpp"
 #include "transports/session_registry.hpp"
 #include "transports/transport_metrics.hpp"
 
@@ -24,6 +25,7 @@ struct ServerContext {
   Millis started_at = 0;
   SessionRegistry registry;
   TransportMetrics metrics;
+  AuditLog* audit = nullptr;  // --audit-log, if given
 };
 
 }  // namespace tenure

@@ -46,7 +46,7 @@ void raise_descriptor_limit() {
 }
 
 // Blocks until SIGTERM or SIGINT and returns it; SIGHUP reopens the logs meanwhile.
-int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
+int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals, AuditLog& audit) {
   std::promise<int> stop;
   auto handle = [&]() -> asio::awaitable<void> {
     for (;;) {
@@ -57,6 +57,8 @@ int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
         co_return;
       }
       reopen_logs();
+      std::string problem;
+      if (!audit.reopen(problem)) spdlog::error("{}", problem);
     }
   };
   asio::co_spawn(io, handle, asio::detached);
@@ -173,7 +175,13 @@ int run_daemon(const Options& o) {
   limits.max_frame = o.max_frame;
   limits.max_inflight = o.max_inflight;
   limits.watch_queue = o.watch_queue;
-  ServerContext context{*engine, limits, clock.now(), {}, {}};
+  AuditLog audit;
+  if (!o.audit_log.empty() && !audit.open(o.audit_log, error)) {
+    spdlog::error("{}", error);
+    return 1;
+  }
+  ServerContext context{*engine, limits, clock.now(),
+                        {},      {},     o.audit_log.empty() ? nullptr : &audit};
   // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
   WebServer web(io, context);
   if (!start_web(o, web, error)) {
@@ -195,7 +203,7 @@ int run_daemon(const Options& o) {
         "told about. For benchmarks and throw-away data only.");
   }
 
-  int stop_signal = wait_for_stop_signal(io, signals);
+  int stop_signal = wait_for_stop_signal(io, signals, audit);
   spdlog::info("{}: stopping", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
   server.stop();
   if (o.ws_listen != "off") web.stop();

@@ -33,6 +33,7 @@ struct Options {
   unsigned socket_mode = 0600;
   std::optional<gid_t> socket_group;
   std::optional<gid_t> admin_group;
+  std::string audit_log;  // empty: no audit log
 };
 
 // Where tenured looks for its configuration when --config names none.
