@@ -64,8 +64,8 @@ int until(Steady::time_point due) {
 // Whether hold should end with its input. Not when there is none to end: stdin closed, or
 // /dev/null (as for a `tenure hold KEY &` in a script); only signals end the hold then.
 bool input_can_end() {
-  struct stat in {
-  }, null{};
+  struct stat in = {};
+  struct stat null = {};
   if (::fstat(STDIN_FILENO, &in) != 0) return false;
   return ::stat("/dev/null", &null) != 0 || in.st_dev != null.st_dev || in.st_ino != null.st_ino;
 }
