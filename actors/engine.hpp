@@ -14,6 +14,7 @@
 #include "actors/watch.hpp"
 #include "core/clock.hpp"
 #include "storage/group_writer.hpp"
+#include "storage/ledger.hpp"
 
 namespace rocksdb {
 class Env;
@@ -30,6 +31,8 @@ struct EngineConfig {
   std::uint64_t events_keep = 1'000'000;
   std::size_t shards = 64;
   rocksdb::Env* ledger_env = nullptr;  // tests only: the file system under the ledger
+  storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
+  Revision revision_floor = 0;                               // --revision-floor
 };
 
 // Told when a lease bound to a connection is lost (expired or revoked) while it is open.
@@ -99,7 +102,9 @@ class Engine {
   void fire_due_timers();
 
   EventBus& events();
-  std::vector<Event> events_from(Revision from, std::size_t limit) const;
+  storage::Status events_from(Revision from, std::size_t limit, std::vector<Event>& events) const;
+  // An online, consistent copy of the ledger in `dir`, which must not exist (see Ledger::backup).
+  storage::Status backup(const std::string& dir) const;
   bool healthy() const;
   Revision revision() const;
   Revision oldest_revision() const;

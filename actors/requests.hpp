@@ -53,6 +53,7 @@ struct ReleaseRequest {
 struct RevokeRequest {
   std::string key;
   std::string reason;
+  std::string by;  // the revoking principal as the transport names it (§3 revoke)
   Caller caller;
 };
 

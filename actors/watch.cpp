@@ -60,9 +60,20 @@ void Watch::post_replay(EngineCore& core, Revision next) {
 }
 
 void Watch::replay(EngineCore& core, Revision next) {
-  std::vector<Event> chunk = core.ledger->events_from(next, kReplayChunk);
-  std::lock_guard lock(mutex_);
+  std::vector<Event> chunk;
+  storage::Status status = core.ledger->events_from(next, kReplayChunk, chunk);
+  std::unique_lock lock(mutex_);
   if (cancelled_) return;
+  if (!status.ok()) {
+    cancelled_ = true;
+    buffered_.clear();
+    lock.unlock();
+    core.bus.unsubscribe(this);
+    if (auto sink = sink_.lock()) {
+      sink->on_watch_failed(id_, next, "cannot read the ledger: " + status.message());
+    }
+    return;
+  }
   Revision first_buffered = buffered_.empty() ? 0 : buffered_.front().revision;
   std::vector<Event> older;
   for (Event& e : chunk) {

@@ -29,6 +29,10 @@ class WatchSink {
   virtual void on_watch_events(std::uint64_t watch_id, const std::vector<Event>& events) = 0;
   // The watch asked for revisions the ledger no longer keeps; it is cancelled.
   virtual void on_watch_compacted(std::uint64_t watch_id, Revision oldest) = 0;
+  // The replay could not read the ledger from `resume_from` on (§6: never a gap); it is
+  // cancelled, having delivered every matching event before `resume_from`.
+  virtual void on_watch_failed(std::uint64_t watch_id, Revision resume_from,
+                               const std::string& message) = 0;
 };
 
 class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch> {

@@ -5,9 +5,10 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config
           libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2
-          help2man)  # help2man: the man pages tenure(1) and tenured(8), made at build time
+          libjemalloc-dev  # tenured's allocator (docs/benchmarks.md)
+          help2man)        # the man pages tenure(1) and tenured(8), made at build time
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(python3 procps)
+  packages+=(python3 procps faketime python3-pytest)
   # The dashboard's browser test (tests/browser): headless Chromium and a font to render with.
   packages+=(chromium fonts-dejavu-core)
 fi

@@ -113,4 +113,16 @@ void Conversation::report_compacted(const std::shared_ptr<Subscription>& subscri
         nullptr);
 }
 
+void Conversation::report_failed(const std::shared_ptr<Subscription>& subscription,
+                                 Revision resume_from, const std::string& message) {
+  if (subscription->ended) return;
+  end_watch(subscription);
+  if (ended()) return;
+  queue(
+      [&](std::string& out) {
+        format_watch_failed(out, subscription->watch->id(), resume_from, message);
+      },
+      nullptr);
+}
+
 }  // namespace tenure

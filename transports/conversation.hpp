@@ -102,7 +102,13 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void deliver(const std::shared_ptr<Subscription>& subscription, const std::vector<Event>& events);
   void report_lag(const std::shared_ptr<Subscription>& subscription);
   void report_compacted(const std::shared_ptr<Subscription>& subscription, Revision oldest);
+  void report_failed(const std::shared_ptr<Subscription>& subscription, Revision resume_from,
+                     const std::string& message);
   Caller caller() const { return Caller{credentials_.uid, credentials_.admin, conn_, read_at_}; }
+  // The principal as history and events name it (§3 revoke): the bearer token is not a uid.
+  std::string principal_name() const {
+    return transport_ == Transport::websocket ? "ws" : "uid:" + std::to_string(credentials_.uid);
+  }
 
   const Transport transport_;
   const Credentials credentials_;

@@ -12,6 +12,8 @@ template <typename... Handlers>
 struct Overloaded : Handlers... {
   using Handlers::operator()...;
 };
+template <typename... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;  // clang 16 deduces no aggregates
 
 // The index of kOpNames of a request type: its place among RequestBody's alternatives.
 template <typename Request, typename Body = RequestBody>
@@ -20,7 +22,7 @@ template <typename Request, typename... Requests>
 struct OpOf<Request, std::variant<Requests...>> {
   static constexpr std::size_t value = [] {
     std::size_t index = 0;
-    ((std::is_same_v<Request, Requests> ? false : (++index, true)) && ...);
+    (void)((std::is_same_v<Request, Requests> ? false : (++index, true)) && ...);
     return index;
   }();
 };
@@ -85,6 +87,7 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
             call(&Engine::renew, std::move(request), reply_with(op, std::move(id), &format_renew));
           },
           [&](RevokeRequest& request) {
+            request.by = principal_name();
             call(&Engine::revoke, std::move(request),
                  reply_with(op, std::move(id), &format_revoke));
           },

@@ -71,5 +71,7 @@ void format_lost(std::string& out, const Event& event);
 void format_event(std::string& out, std::uint64_t watch_id, const Event& event);
 void format_lagged(std::string& out, std::uint64_t watch_id, Revision resume_from);
 void format_compacted(std::string& out, std::uint64_t watch_id, Revision oldest);
+void format_watch_failed(std::string& out, std::uint64_t watch_id, Revision resume_from,
+                         const std::string& message);
 
 }  // namespace tenure

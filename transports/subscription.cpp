@@ -42,6 +42,15 @@ void Subscription::on_watch_compacted(std::uint64_t, Revision oldest) {
   });
 }
 
+void Subscription::on_watch_failed(std::uint64_t, Revision resume_from,
+                                   const std::string& message) {
+  auto owner = owner_.lock();
+  if (!owner) return;
+  boost::asio::post(owner->strand_, [owner, self = shared_from_this(), resume_from, message] {
+    owner->report_failed(self, resume_from, message);
+  });
+}
+
 void Subscription::cut_at(Revision revision) {
   Revision current = cutoff_.load();
   while (revision < current && !cutoff_.compare_exchange_weak(current, revision)) {

@@ -25,6 +25,8 @@ class Subscription final : public WatchSink, public std::enable_shared_from_this
   // The engine's side: any thread, never concurrently for one watch.
   void on_watch_events(std::uint64_t watch_id, const std::vector<Event>& events) override;
   void on_watch_compacted(std::uint64_t watch_id, Revision oldest) override;
+  void on_watch_failed(std::uint64_t watch_id, Revision resume_from,
+                       const std::string& message) override;
 
   // Any thread.
   void written(std::size_t events) { unwritten_.fetch_sub(events, std::memory_order_relaxed); }

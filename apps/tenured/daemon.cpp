@@ -108,6 +108,19 @@ bool start_web(const Options& o, WebServer& web, std::string& error) {
   return true;
 }
 
+// Time on the engine's scale never goes back across a restart: a wall clock stepped back
+// while the ledger was written (or while down) would otherwise stretch every persisted lease.
+void continue_ledger_time(SystemClock& clock, const Engine& engine) {
+  auto newest = engine.events_from(engine.revision(), 1);
+  if (newest.empty()) return;
+  if (Millis ahead = clock.not_before(newest.front().at); ahead > 0) {
+    spdlog::warn(
+        "the wall clock is {} ms behind the ledger's newest event; the lease clock continues "
+        "from that event's time instead",
+        ahead);
+  }
+}
+
 }  // namespace
 
 int run_daemon(const Options& o) {
@@ -133,6 +146,7 @@ int run_daemon(const Options& o) {
     spdlog::error("cannot open the ledger {}: {}", config.data_dir, error);
     return 1;
   }
+  continue_ledger_time(clock, *engine);
   IoThreads threads(io, o.threads);
   // On every way out, the engine stops before the io threads are joined: its last turns run
   // on them. stop() is idempotent, so the orderly shutdown below may call it first.

@@ -276,6 +276,7 @@ def event_rows(page, key=None):
     return page.eval("""Array.from(document.querySelectorAll('#events li')).filter(li => %s)
       .map(li => ({ type: li.dataset.type, key: li.dataset.key,
                     keyText: (li.querySelector('.key') || {}).textContent,
+                    who: (li.querySelector('.who') || {}).textContent,
                     color: getComputedStyle(li).borderLeftColor }))""" % cond)
 
 
@@ -390,6 +391,10 @@ def run(args, work):
               "the newest event is first: acquired of the test key")
         for t in ("acquired", "renewed", "released", "revoked"):
             check(t in types, "a %s event is shown" % t)
+        revoked = [e for e in events
+                   if e["type"] == "revoked" and e["key"] == "browser/tmp/revoked"]
+        check(len(revoked) == 1 and "by uid:%d: test" % os.geteuid() in revoked[0]["who"],
+              "a revoked event names the revoker and the reason: %s" % revoked)
         colors = {}
         for e in events:
             colors.setdefault(e["type"], e["color"])

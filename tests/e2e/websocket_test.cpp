@@ -183,6 +183,16 @@ TEST_CASE("malformed requests over WebSocket are bad_request", "[e2e][websocket]
   CHECK(c.call("\"op\":\"ping\"")["status"] == "pong");
 }
 
+TEST_CASE("undefined and repeated fields over WebSocket are bad_request naming them",
+          "[e2e][websocket]") {
+  Daemon d(web_args());
+  WsClient c(d.web_port(), WsOptions().bearer(d.ws_token()));
+  check_error(c.call(acquire_req("ws/strict", "o", "\"ttl\":50")), "bad_request", "\"ttl\"");
+  c.send_text(R"({"op":"acquire","op":"get","key":"ws/strict","owner":"o"})");
+  check_error(c.anonymous_reply(), "bad_request", "\"op\"");
+  CHECK(c.call(get_req("ws/strict"))["lease"] == nullptr);
+}
+
 TEST_CASE("GET /healthz, /, and 404 elsewhere", "[e2e][websocket]") {
   Daemon d(web_args());
   unsigned short port = d.web_port();

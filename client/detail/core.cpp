@@ -1,0 +1,216 @@
+#include "client/detail/core.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <future>
+#include <vector>
+
+#include "protocol/replies.hpp"
+
+namespace tenure::client::detail {
+
+using protocol::client_errc;
+using protocol::Failure;
+
+std::string connect_problem(const std::error_code& ec) {
+  if (ec == std::errc::no_such_file_or_directory) return "no such file; is tenured running?";
+  if (ec == std::errc::connection_refused) return "connection refused; is tenured running?";
+  if (ec == std::errc::permission_denied || ec == std::errc::operation_not_permitted) {
+    return "permission denied; the socket belongs to another user";
+  }
+  return ec.message();
+}
+
+Core::Core(std::string socket_path, milliseconds timeout)
+    : path_(std::move(socket_path)),
+      timeout_(timeout),
+      work_(io_.get_executor()),
+      socket_(io_),
+      thread_([this] { io_.run(); }) {}
+
+Core::~Core() {
+  asio::post(io_, [this] {
+    disconnect("the client is closed");
+    work_.reset();
+  });
+  thread_.join();
+}
+
+std::optional<Failure> Core::ensure_connected() {
+  if (connected_) return std::nullopt;
+  boost::system::error_code ec;
+  socket_ = asio::local::stream_protocol::socket(io_);
+  socket_.connect(asio::local::stream_protocol::endpoint(path_), ec);
+  if (ec) {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    return Failure(client_errc::cannot_connect,
+                   "cannot connect to " + path_ + ": " + connect_problem(ec));
+  }
+  connected_ = true;
+  ++generation_;
+  close_reason_.clear();
+  inbox_.clear();
+  read_more();
+  return std::nullopt;
+}
+
+void Core::call(const protocol::Request& request, milliseconds extra, ReplyHandler handler) {
+  if (auto bad = protocol::undefined_field(request)) {
+    handler(Failure(client_errc::invalid_argument, std::string(protocol::to_string(request.op)) +
+                                                       " takes no field " +
+                                                       std::string(protocol::to_string(*bad))));
+    return;
+  }
+  if (auto failure = ensure_connected()) {
+    handler(std::move(*failure));
+    return;
+  }
+  std::uint64_t id = next_id_++;
+  auto timer = std::make_unique<asio::steady_timer>(io_, timeout_ + extra);
+  timer->async_wait([this, id, total = timeout_ + extra](boost::system::error_code ec) {
+    if (ec) return;
+    finish(id, Failure(client_errc::timeout, "no reply from tenured at " + path_ + " within " +
+                                                 std::to_string(total.count()) + " ms"));
+  });
+  pending_.emplace(id, Pending{std::move(handler), std::move(timer)});
+  send(protocol::format(id, request));
+}
+
+Result<Message> Core::call_blocking(const protocol::Request& request, milliseconds extra) {
+  std::promise<Result<Message>> promise;
+  auto future = promise.get_future();
+  asio::post(io_, [&] {
+    call(request, extra, [&promise](Result<Message> r) { promise.set_value(std::move(r)); });
+  });
+  return future.get();  // the call's own timer bounds the wait
+}
+
+void Core::finish(std::uint64_t id, Result<Message> result) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  ReplyHandler handler = std::move(it->second.handler);
+  it->second.timer->cancel();
+  pending_.erase(it);
+  handler(std::move(result));
+}
+
+void Core::send(std::string line) {
+  line.push_back('\n');
+  outbox_.push_back(std::move(line));
+  if (!writing_) write_next();
+}
+
+void Core::write_next() {
+  if (outbox_.empty() || !connected_) {
+    writing_ = false;
+    return;
+  }
+  writing_ = true;
+  std::uint64_t generation = generation_;
+  asio::async_write(
+      socket_, asio::buffer(outbox_.front()),
+      [this, generation](boost::system::error_code ec, std::size_t) {
+        if (generation != generation_) return;  // a connection since closed
+        outbox_.pop_front();
+        if (ec) {
+          disconnect("lost the connection to tenured at " + path_ + ": " + ec.message());
+          return;
+        }
+        write_next();
+      });
+}
+
+void Core::read_more() {
+  std::uint64_t generation = generation_;
+  socket_.async_read_some(
+      asio::buffer(read_buffer_), [this, generation](boost::system::error_code ec, std::size_t n) {
+        if (generation != generation_ || !connected_) return;
+        if (ec) {
+          disconnect(close_reason_.empty() ? "lost the connection to tenured at " + path_
+                                           : close_reason_);
+          return;
+        }
+        inbox_.append(read_buffer_.data(), n);
+        std::size_t start = 0;
+        for (std::size_t end; (end = inbox_.find('\n', start)) != std::string::npos;
+             start = end + 1) {
+          if (end > start) on_line(inbox_.substr(start, end - start));
+          if (generation != generation_ || !connected_) return;
+        }
+        inbox_.erase(0, start);
+        read_more();
+      });
+}
+
+void Core::on_line(std::string line) {
+  auto message = Message::parse(std::move(line));
+  if (!message) return;
+  if (!message->event().empty()) {
+    std::weak_ptr<Listener> target;
+    auto f = message->fields();
+    if (message->event() == "lost") {
+      auto key = protocol::string_field(f, "key");
+      auto token = protocol::uint_field(f, "token");
+      auto it = leases_.find({std::string(key.value_or("")), token.value_or(0)});
+      if (it == leases_.end()) return;
+      target = it->second;
+      leases_.erase(it);
+    } else {
+      auto it = watches_.find(protocol::uint_field(f, "watch_id").value_or(0));
+      if (it == watches_.end()) return;
+      target = it->second;
+      if (message->event() == "lagged" || message->event() == "compacted") watches_.erase(it);
+    }
+    if (auto listener = target.lock()) listener->on_message(*message);
+    return;
+  }
+  if (auto id = message->id()) {
+    finish(*id, std::move(*message));
+  } else if (message->status() == "error") {
+    // Every request has an id: an error without one is about the connection itself.
+    if (auto failure = protocol::reply_failure(*message)) close_reason_ = failure->message;
+  }
+}
+
+void Core::disconnect(std::string reason) {
+  if (!connected_) return;
+  connected_ = false;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  outbox_.clear();
+  writing_ = false;
+  std::uint64_t generation = generation_;
+  ++generation_;  // handlers of the closed connection see a stale generation
+  auto pending = std::move(pending_);
+  pending_.clear();
+  for (auto& [id, p] : pending) {
+    p.timer->cancel();
+    p.handler(Failure(client_errc::disconnected, reason));
+  }
+  std::vector<std::shared_ptr<Listener>> listeners;
+  for (auto& [key, weak] : leases_) {
+    if (auto l = weak.lock()) listeners.push_back(std::move(l));
+  }
+  for (auto& [id, weak] : watches_) {
+    if (auto l = weak.lock()) listeners.push_back(std::move(l));
+  }
+  leases_.clear();
+  watches_.clear();
+  for (auto& l : listeners) l->on_disconnect(generation);
+}
+
+void Core::add_lease(const std::string& key, std::uint64_t token, std::weak_ptr<Listener> lease) {
+  leases_[{key, token}] = std::move(lease);
+}
+
+void Core::drop_lease(const std::string& key, std::uint64_t token) { leases_.erase({key, token}); }
+
+void Core::add_watch(std::uint64_t watch_id, std::weak_ptr<Listener> watch) {
+  watches_[watch_id] = std::move(watch);
+}
+
+void Core::drop_watch(std::uint64_t watch_id) { watches_.erase(watch_id); }
+
+}  // namespace tenure::client::detail
