@@ -480,10 +480,13 @@ TEST_CASE("tenure durations, clamped TTLs and a re-acquire in words", "[e2e][cli
 }
 
 TEST_CASE("tenure shows the server's refusal of a connection, not a write error", "[e2e][cli]") {
-  Daemon d({"--max-connections", "1"});
+  Daemon d({"--max-connections", "2"});
   auto c = d.connect();
-  // The harness's readiness probe counts until the server has seen it close: wait for that.
+  // The harness's readiness probe counts until the server has seen it close: wait for that,
+  // then take the last slot.
   REQUIRE(wait_until([&] { return c.call("\"op\":\"stats\"")["connections"] == 1; }, 5000ms));
+  auto last = d.connect();
+  REQUIRE(last.call("\"op\":\"ping\"")["status"] == "pong");
   for (int i = 0; i < 5; ++i) {
     ProcessResult r = cli(d, {"ping"});
     INFO(r.describe());
@@ -547,8 +550,8 @@ TEST_CASE("bash completion offers subcommands, options and live keys", "[e2e][cl
 
 TEST_CASE("cmake --install puts the programs, man pages and completion in place", "[e2e][cli]") {
   TempDir t;
-  ProcessResult r = run_process(
-      {CMAKE_COMMAND_PATH, "--install", TENURE_BUILD_DIR, "--prefix", t.path() + "/usr"});
+  ProcessResult r = run_process({CMAKE_COMMAND_PATH, "--install", TENURE_BUILD_DIR, "--component",
+                                 "cli", "--prefix", t.path() + "/usr"});
   INFO(r.describe());
   REQUIRE(r.exit_code == 0);
   struct stat st {};
