@@ -111,8 +111,8 @@ bool start_web(const Options& o, WebServer& web, std::string& error) {
 // Time on the engine's scale never goes back across a restart: a wall clock stepped back
 // while the ledger was written (or while down) would otherwise stretch every persisted lease.
 void continue_ledger_time(SystemClock& clock, const Engine& engine) {
-  auto newest = engine.events_from(engine.revision(), 1);
-  if (newest.empty()) return;
+  std::vector<Event> newest;
+  if (!engine.events_from(engine.revision(), 1, newest).ok() || newest.empty()) return;
   if (Millis ahead = clock.not_before(newest.front().at); ahead > 0) {
     spdlog::warn(
         "the wall clock is {} ms behind the ledger's newest event; the lease clock continues "
