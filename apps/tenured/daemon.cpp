@@ -110,15 +110,20 @@ bool start_web(const Options& o, WebServer& web, std::string& error) {
 
 // Time on the engine's scale never goes back across a restart: a wall clock stepped back
 // while the ledger was written (or while down) would otherwise stretch every persisted lease.
-void continue_ledger_time(SystemClock& clock, const Engine& engine) {
+bool continue_ledger_time(SystemClock& clock, const Engine& engine, std::string& error) {
   std::vector<Event> newest;
-  if (!engine.events_from(engine.revision(), 1, newest).ok() || newest.empty()) return;
+  if (auto status = engine.events_from(engine.revision(), 1, newest); !status.ok()) {
+    error = "cannot read the ledger's newest event: " + status.message();
+    return false;
+  }
+  if (newest.empty()) return true;
   if (Millis ahead = clock.not_before(newest.front().at); ahead > 0) {
     spdlog::warn(
         "the wall clock is {} ms behind the ledger's newest event; the lease clock continues "
         "from that event's time instead",
         ahead);
   }
+  return true;
 }
 
 }  // namespace
@@ -146,7 +151,10 @@ int run_daemon(const Options& o) {
     spdlog::error("cannot open the ledger {}: {}", config.data_dir, error);
     return 1;
   }
-  continue_ledger_time(clock, *engine);
+  if (!continue_ledger_time(clock, *engine, error)) {
+    spdlog::error("{}", error);
+    return 1;
+  }
   IoThreads threads(io, o.threads);
   // On every way out, the engine stops before the io threads are joined: its last turns run
   // on them. stop() is idempotent, so the orderly shutdown below may call it first.
