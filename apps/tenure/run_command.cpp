@@ -145,6 +145,9 @@ int run_command(const Globals& g, const RunArgs& args) {
   LeaseKeeper& keeper = *taken.keeper;
   ::setenv("TENURE_KEY", args.key.c_str(), 1);
   ::setenv("TENURE_TOKEN", std::to_string(keeper.token()).c_str(), 1);
+  // An owner in the command's environment would let a `tenure acquire` or `renew` in it act as
+  // somebody's tenure of this key; the run's own owner is its alone.
+  ::unsetenv("TENURE_OWNER");
   std::optional<int> status = supervise(keeper, args);
   if (!status) return kExitLost;
   keeper.release();

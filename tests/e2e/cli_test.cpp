@@ -373,6 +373,11 @@ TEST_CASE("the README tour: a run never joins or releases the user's own lease",
   ProcessResult r = cli(d, {"run", "tour/pr", "--wait", "300ms", "--", "true"}, alice);
   INFO(r.describe());
   CHECK(r.exit_code == 4);
+  // Nor does the command of a run see the user's owner.
+  r = cli(d, {"run", "tour/other", "--", "sh", "-c", "echo \"[$TENURE_OWNER]\""}, alice);
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "[]\n");
   Json lease = live_lease(c, "tour/pr");
   CHECK(lease["owner"] == "alice");
   CHECK(lease["token"] == 1);
