@@ -211,6 +211,10 @@ void Engine::get(GetRequest request, Reply<GetResult> reply) {
     const auto& lease = loaded.state.lease;
     if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
     result.last_token = loaded.state.last_token;
+    // An actor may retire during lock-delay: the row still has it.
+    if (!result.lease && loaded.state.lock_until > request.caller.received_at) {
+      result.lock_delay_until = loaded.state.lock_until;
+    }
   }
   done(std::move(result));
 }
@@ -335,6 +339,7 @@ EngineStats Engine::stats() const {
   for (std::size_t i = 0; i < s.expiry_lateness_ms_log2.size(); ++i) {
     s.expiry_lateness_ms_log2[i] = core.counters.expiry_lateness_ms_log2[i].load();
   }
+  s.expiry_lateness_ms_sum = core.counters.expiry_lateness_ms_sum.load();
   s.writer = core.ledger->writer().stats();
   s.healthy = core.ledger->healthy();
   return s;

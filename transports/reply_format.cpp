@@ -141,7 +141,16 @@ ReplyOutcome format_get(std::string& out, std::string_view id, const GetResult& 
   JsonWriter w(out);
   begin_reply(w, id, ReplyStatus::ok).field("key", result.key);
   write_lease(w, "lease", result.key, result.lease);
-  w.field("last_token", result.last_token).field("waiters", result.waiters).end_object();
+  w.field("last_token", result.last_token).field("waiters", result.waiters);
+  w.key("waiting").begin_array();
+  for (const QueuedWaiter& waiter : result.waiting) {
+    w.begin_object().field("owner", waiter.owner);
+    write_time(w, "since", waiter.since);
+    w.end_object();
+  }
+  w.end_array();
+  if (result.lock_delay_until != 0) write_time(w, "lock_delay_until", result.lock_delay_until);
+  w.end_object();
   return ReplyStatus::ok;
 }
 

@@ -9,6 +9,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+#include <cstring>
 
 #include "transports/acceptor.hpp"
 #include "transports/peer_credentials.hpp"
@@ -22,10 +24,12 @@ namespace asio = boost::asio;
 using asio::as_tuple;
 using asio::use_awaitable;
 
-UnixServer::UnixServer(asio::io_context& io, ServerContext& context, std::size_t max_connections)
+UnixServer::UnixServer(asio::io_context& io, ServerContext& context, std::size_t max_connections,
+                       SocketAccess access)
     : io_(io),
       context_(context),
       max_connections_(max_connections),
+      access_(access),
       acceptor_(asio::make_strand(io)) {}
 
 bool UnixServer::listen(const std::string& path, std::string& error) {
@@ -39,8 +43,15 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
     return false;
   }
   path_ = path;
-  // The umask already made it so; this says it where it matters (§7).
-  if (::chmod(path.c_str(), 0600) != 0) spdlog::warn("cannot chmod 0600 {}", path);
+  // Nobody can connect before listen(), so the file's access is settled before anyone may.
+  if (access_.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access_.group) != 0) {
+    error = "cannot set the group of " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (::chmod(path.c_str(), access_.mode) != 0) {
+    error = "cannot set the mode of " + path + ": " + std::strerror(errno);
+    return false;
+  }
   acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     error = "cannot listen on " + path + ": " + ec.message();
@@ -66,7 +77,7 @@ asio::awaitable<void> UnixServer::accept_loop() {
 }
 
 void UnixServer::admit(Socket socket, const Conversation::Strand& strand) {
-  auto peer = peer_of(socket.native_handle());
+  auto peer = peer_of(socket.native_handle(), access_.admin_group);
   if (!peer) return;  // gone before we could ask who it was
   if (context_.registry.size(Transport::unix_socket) >= max_connections_) {
     std::string line;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -65,8 +66,10 @@ int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
 // Checks and prepares the directories and the socket path before anything is opened.
 bool prepare_paths(const Options& o, std::string& error) {
   std::string socket_dir = std::filesystem::path(o.socket).parent_path().string();
+  bool shared = (o.socket_mode & 0060) != 0;
   return make_private_dir(o.data_dir, SharedDirPolicy::refuse, error) &&
          make_private_dir(socket_dir, SharedDirPolicy::allow_sticky, error) &&
+         (!shared || open_dir_to_group(socket_dir, o.socket_group.value_or(::getegid()), error)) &&
          claim_socket_path(o.socket, error);
 }
 
@@ -177,7 +180,8 @@ int run_daemon(const Options& o) {
     spdlog::error("{}", error);
     return 1;
   }
-  UnixServer server(io, context, o.max_connections);
+  UnixServer server(io, context, o.max_connections,
+                    SocketAccess{o.socket_mode, o.socket_group, o.admin_group});
   if (!server.listen(o.socket, error)) {
     spdlog::error("{}", error);
     return 1;

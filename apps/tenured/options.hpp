@@ -1,5 +1,7 @@
 #pragma once
 // tenured's command line: every knob with its default, and where the data and socket live.
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -27,7 +29,14 @@ struct Options {
   std::vector<std::string> ws_allow_origins;
   std::size_t watch_queue = 10'000;
   std::uint64_t events_keep = 1'000'000;  // hidden: tests make it tiny to see `compacted`
+  // Who may use the socket (§7): its mode, its group, and the group whose members are admins.
+  unsigned socket_mode = 0600;
+  std::optional<gid_t> socket_group;
+  std::optional<gid_t> admin_group;
 };
+
+// Where tenured looks for its configuration when --config names none.
+inline constexpr const char* kDefaultConfigFile = "/etc/tenure/tenured.conf";
 
 // Parses the command line into `options`. Returns an exit code when the program should stop
 // here (--help, or an error it has already printed).

@@ -262,6 +262,7 @@ def row_info(page, key):
       const fill = tr.querySelector('.fill');
       const m = /scaleX\\(([0-9.]+)\\)/.exec(fill ? fill.style.transform : '');
       return { key: c[0].textContent, holder: c[1].textContent, token: c[2].textContent,
+               waiters: c[3].textContent, waiting: c[3].title,
                left: tr.querySelector('.ttl').textContent,
                barShown: !!(fill && fill.offsetParent),
                scale: m ? parseFloat(m[1]) : null,
@@ -376,6 +377,17 @@ def run(args, work):
         later = row_info(page, key)
         check(later["scale"] < info["scale"],
               "the bar shrinks (%.3f -> %.3f)" % (info["scale"], later["scale"]))
+        # A waiter shows in the row's waiters column, its owner in the cell's title.
+        waiter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        waiter.connect(daemon.socket_path)
+        waiter.sendall(json.dumps({"op": "acquire", "key": long_key, "owner": "waiter-bob",
+                                   "wait_ms": 600000}).encode() + b"\n")
+        page.wait_for("(() => { const tr = %s; return !!tr && tr.cells[3].textContent === '1'; })()"
+                      % lease_row(long_key), 10,
+                      "the waiters column to show the queued acquire")
+        check(row_info(page, long_key)["waiting"] == "waiter-bob",
+              "the waiter's owner is in the waiters cell's title")
+        waiter.close()
         a = row_info(page, assigned_key)
         check(a is not None and a["assigned"] and not a["barShown"] and a["badge"] == "assigned",
               "an open-ended lease shows 'assigned' and no bar")

@@ -236,8 +236,17 @@ std::vector<std::string> web_args(std::vector<std::string> more) {
   return args;
 }
 
+std::string Daemon::socket_path() const {
+  auto named = std::find(extra_.begin(), extra_.end(), "--socket");
+  if (named != extra_.end() && named + 1 != extra_.end()) return *(named + 1);
+  return data_dir() + "/tenured.sock";
+}
+
 std::vector<std::string> Daemon::argv() const {
-  std::vector<std::string> a{tenured_path(), "--data-dir", data_dir(), "--socket", socket_path()};
+  std::vector<std::string> a{tenured_path(), "--data-dir", data_dir()};
+  if (std::find(extra_.begin(), extra_.end(), "--socket") == extra_.end()) {
+    a.insert(a.end(), {"--socket", socket_path()});
+  }
   if (std::find(extra_.begin(), extra_.end(), "--ws-listen") == extra_.end()) {
     a.insert(a.end(), {"--ws-listen", "off"});
   }

@@ -131,7 +131,16 @@ TEST_CASE("get, list and history", "[transport]") {
   get.key = "k";
   get.last_token = 3;
   CHECK(formatted(&format_get, get) ==
-        R"({"id":1,"status":"ok","key":"k","lease":null,"last_token":3,"waiters":0})");
+        R"({"id":1,"status":"ok","key":"k","lease":null,"last_token":3,"waiters":0,)"
+        R"("waiting":[]})");
+  get.waiters = 2;
+  get.waiting = {{"w1", kT0}, {"w2", kT0 + 5}};
+  get.lock_delay_until = kT0 + 100;
+  CHECK(formatted(&format_get, get) ==
+        R"({"id":1,"status":"ok","key":"k","lease":null,"last_token":3,"waiters":2,)"
+        R"("waiting":[{"owner":"w1","since":"2023-11-14T22:13:20.000Z"},)"
+        R"({"owner":"w2","since":"2023-11-14T22:13:20.005Z"}],)"
+        R"("lock_delay_until":"2023-11-14T22:13:20.100Z"})");
 
   ListResult list;
   list.leases.push_back(ListedLease{"a", lease()});
