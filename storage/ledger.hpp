@@ -105,6 +105,7 @@ class Ledger {
  private:
   Ledger() = default;
   Status open_db(rocksdb::Options db_options);
+  void close_db();
   Status check_schema();
   Status start_above(const std::optional<Marks>& marks, Revision& revision);
 
