@@ -1,6 +1,7 @@
 #include "storage/ledger.hpp"
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
@@ -13,6 +14,8 @@
 #include <filesystem>
 
 #include "storage/codec.hpp"
+#include "storage/info_log.hpp"
+#include "storage/no_space_fs.hpp"
 
 namespace tenure::storage {
 namespace {
@@ -81,14 +84,15 @@ Status classify_open_failure(const LedgerOptions& options, const rocksdb::Status
   return Status::from(s);
 }
 
-rocksdb::Options make_options(const LedgerOptions& options) {
+rocksdb::Options make_options(const LedgerOptions& options, rocksdb::Env* env) {
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
   db_options.max_total_wal_size = 256ull << 20;
-  if (options.env != nullptr) db_options.env = options.env;
+  db_options.env = env;
+  db_options.info_log = make_info_log();
   // A record cut off at the very end of the newest WAL is what a crash leaves of a write that
   // was never acknowledged; anything else wrong in a WAL (a checksum, a record in the middle)
   // refuses the open. A tail cut off that held acknowledged writes is caught by the marks.
@@ -135,7 +139,8 @@ namespace {
 // is read and checked, and the revision compared with the durable mark.
 Status check_for_damage(const LedgerOptions& options, const std::optional<Marks>& marks) {
   if (!std::filesystem::exists(options.path + "/CURRENT")) return {};  // a new ledger
-  rocksdb::Options db_options = make_options(options);
+  rocksdb::Options db_options =
+      make_options(options, options.env ? options.env : rocksdb::Env::Default());
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s =
@@ -277,7 +282,9 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
     status = check_for_damage(o, marks);
     if (!status.ok()) return nullptr;
   }
-  status = ledger->open_db(make_options(o));
+  rocksdb::Env* base = o.env ? o.env : rocksdb::Env::Default();
+  ledger->env_ = rocksdb::NewCompositeEnv(no_space_as_io_error(base->GetFileSystem()));
+  status = ledger->open_db(make_options(o, ledger->env_.get()));
   if (!status.ok()) return nullptr;
   status = ledger->check_schema();
   if (!status.ok()) return nullptr;

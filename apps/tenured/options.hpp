@@ -27,6 +27,9 @@ struct Options {
   std::vector<std::string> ws_allow_origins;
   std::size_t watch_queue = 10'000;
   std::uint64_t events_keep = 1'000'000;  // hidden: tests make it tiny to see `compacted`
+  bool recover = false;                   // open a damaged ledger with what can be read (§6)
+  std::string restore_from;               // a backup to put in place of the ledger first
+  std::uint64_t revision_floor = 0;       // recover/restore: start above this revision too
 };
 
 // Parses the command line into `options`. Returns an exit code when the program should stop

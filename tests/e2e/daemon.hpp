@@ -74,6 +74,8 @@ class Daemon {
   std::string data_dir() const { return root() + "/data"; }
   std::string socket_path() const { return data_dir() + "/tenured.sock"; }
   std::vector<std::string> argv() const;
+  // The extra arguments of the next start().
+  std::vector<std::string>& extra_args() { return extra_; }
 
   // Starts tenured and waits until its socket accepts a connection. Throws with its log if it
   // exits first or is not ready within the timeout.
