@@ -20,6 +20,7 @@
 #include "actors/engine.hpp"
 #include "apps/tenured/logging.hpp"
 #include "apps/tenured/private_dir.hpp"
+#include "apps/tenured/restore.hpp"
 #include "apps/tenured/ws_token.hpp"
 #include "transports/server_context.hpp"
 #include "transports/socket_path.hpp"
@@ -148,6 +149,15 @@ int run_daemon(const Options& o) {
   config.limits = o.limits;
   config.history_keep = o.history_keep;
   config.events_keep = o.events_keep;
+  config.revision_floor = o.revision_floor;
+  if (o.recover) config.open_mode = storage::OpenMode::recover;
+  if (!o.restore_from.empty()) {
+    if (!restore_ledger(o.restore_from, config.data_dir, error)) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+    config.open_mode = storage::OpenMode::restored;
+  }
   auto engine = Engine::open(io, clock, config, error);
   if (!engine) {
     // The engine words a second daemon on the same data dir (RocksDB's LOCK) itself.

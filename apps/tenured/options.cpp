@@ -123,6 +123,10 @@ std::optional<std::string> contradiction(const Options& o) {
   }
   if (o.watch_queue < 1) return "--watch-queue must be at least 1";
   if (o.events_keep < 1) return "--events-keep must be at least 1";
+  if (o.recover && !o.restore_from.empty()) return "--recover and --restore-from exclude each other";
+  if (o.revision_floor != 0 && !o.recover && o.restore_from.empty()) {
+    return "--revision-floor goes with --recover or --restore-from";
+  }
   for (const std::string& origin : o.ws_allow_origins) {
     if (auto problem = origin_problem(origin)) return problem;
   }
@@ -209,6 +213,15 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Events of one watch waiting to be written above which the watch is cancelled "
                  "as lagged")
       ->capture_default_str();
+  app.add_flag("--recover", o.recover,
+               "Open a damaged ledger: keep what can be read, and start the revision and every "
+               "key's next token above anything issued before (see docs/operations.md). Once.");
+  app.add_option("--restore-from", o.restore_from,
+                 "Put this backup (made by `tenure admin backup`) in place of the ledger, keep "
+                 "the old one beside it, and start above anything issued before");
+  app.add_option("--revision-floor", o.revision_floor,
+                 "With --recover or --restore-from: start above this revision too (needed when "
+                 "the data dir's ledger.marks file is lost)");
   // Not for operators: the ledger's retention of events, small in tests that need `compacted`.
   app.add_option("--events-keep", o.events_keep)->group("");
 
@@ -243,6 +256,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     std::cerr << "tenured: " << *sharing << "\n";
     return 1;
   }
+  if (!o.restore_from.empty()) o.restore_from = normalized(o.restore_from);
   return std::nullopt;
 }
 
