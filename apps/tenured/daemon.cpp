@@ -162,6 +162,10 @@ int run_daemon(const Options& o) {
   limits.max_frame = o.max_frame;
   limits.max_inflight = o.max_inflight;
   limits.watch_queue = o.watch_queue;
+  limits.max_waiting = o.max_waiting;
+  limits.max_watches = o.max_watches_per_connection;
+  limits.max_watches_total = o.max_watches;
+  limits.write_timeout = std::chrono::milliseconds(o.write_timeout);
   ServerContext context{*engine, limits, clock.now(), {}, {}};
   // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
   WebServer web(io, context);
