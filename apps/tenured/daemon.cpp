@@ -111,7 +111,11 @@ bool start_web(const Options& o, WebServer& web, std::string& error) {
 // Time on the engine's scale never goes back across a restart: a wall clock stepped back
 // while the ledger was written (or while down) would otherwise stretch every persisted lease.
 void continue_ledger_time(SystemClock& clock, const Engine& engine) {
-  auto newest = engine.events_from(engine.revision(), 1);
+  std::vector<Event> newest;
+  if (auto status = engine.events_from(engine.revision(), 1, newest); !status.ok()) {
+    spdlog::warn("cannot read the ledger's newest event: {}", status.message());
+    return;
+  }
   if (newest.empty()) return;
   if (Millis ahead = clock.not_before(newest.front().at); ahead > 0) {
     spdlog::warn(
