@@ -159,8 +159,8 @@ TEST_CASE("a client that takes nothing for --write-timeout is told so, then clos
   // They expire after the filling is done, all at once.
   fill(c, "unread/", kLeases, 300, "\"ttl_ms\":5000");
   // Not reading: the notices fill the socket's buffers and the server's output stalls.
-  REQUIRE(wait_until([&] { return d.log().find("no output taken") != std::string::npos; },
-                     30000ms));
+  REQUIRE(
+      wait_until([&] { return d.log().find("no output taken") != std::string::npos; }, 30000ms));
   // Reading again within the next write timeout: the notices written, the notice, the end.
   REQUIRE(c.wait_closed(30000ms));
   std::size_t lost = 0;
@@ -177,4 +177,36 @@ TEST_CASE("a client that takes nothing for --write-timeout is told so, then clos
   CHECK((*closing)["undelivered"].u64() > 0);
   CHECK(lost + (*closing)["undelivered"].u64() <= kLeases);
   CHECK(d.connect().call("\"op\":\"ping\"")["status"] == "pong");
+}
+
+TEST_CASE("watches past --max-watches-per-connection or --max-watches get too_many_requests",
+          "[e2e][backpressure]") {
+  Daemon d({"--max-watches-per-connection", "3", "--max-watches", "5"});
+  auto a = d.connect();
+  std::vector<Json> watches;
+  for (int i = 0; i < 3; ++i) {
+    watches.push_back(a.call("\"op\":\"watch\",\"prefix\":\"\""));
+    REQUIRE(watches.back()["status"] == "watching");
+  }
+  check_error(a.call("\"op\":\"watch\",\"prefix\":\"\""), "too_many_requests", "3");
+  auto b = d.connect();
+  REQUIRE(b.call("\"op\":\"watch\",\"key\":\"k\"")["status"] == "watching");
+  REQUIRE(b.call("\"op\":\"watch\",\"prefix\":\"p/\"")["status"] == "watching");
+  check_error(b.call("\"op\":\"watch\",\"prefix\":\"\""), "too_many_requests", "5");
+  // An unwatch frees a place, and so does a closed connection.
+  REQUIRE(a.call("\"op\":\"unwatch\",\"watch_id\":" + watches[0]["watch_id"].dump())["status"] ==
+          "unwatched");
+  CHECK(b.call("\"op\":\"watch\",\"prefix\":\"\"")["status"] == "watching");
+  a.close();
+  auto c = d.connect();
+  CHECK(wait_until(
+      [&] { return c.call("\"op\":\"watch\",\"prefix\":\"x\"")["status"] == "watching"; },
+      10000ms));
+  // Every watch still gets its events.
+  REQUIRE(b.call(acquire_req("k", "o", "\"ttl_ms\":30000"))["status"] == "acquired");
+  std::size_t acquired = 0;
+  while (auto e = b.next_event(2000ms)) {
+    if ((*e)["event"] == "acquired") ++acquired;
+  }
+  CHECK(acquired == 2);  // the key watch and the prefix "" watch
 }
