@@ -6,13 +6,13 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
 
 #include "transports/reply_format.hpp"
+#include "transports/task_failure.hpp"
 
 namespace tenure {
 
@@ -45,7 +45,8 @@ void UnixSession::start() {
   open();
   spdlog::debug("connection {} opened by uid {}", conn(), peer_.uid);
   asio::co_spawn(
-      strand_, [self = self()] { return self->read_loop(); }, asio::detached);
+      strand_, [self = self()] { return self->read_loop(); },
+      LogTaskFailure("socket connection read loop"));
 }
 
 void UnixSession::drain() {
@@ -155,7 +156,8 @@ void UnixSession::start_writing() {
   if (writing_ || pending_.empty() || ended()) return;
   writing_ = true;
   asio::co_spawn(
-      strand_, [self = self()] { return self->write_loop(); }, asio::detached);
+      strand_, [self = self()] { return self->write_loop(); },
+      LogTaskFailure("socket connection write loop"));
 }
 
 asio::awaitable<void> UnixSession::write_loop() {
@@ -221,7 +223,8 @@ void UnixSession::settle() {
   if (!written || !done) return;
   state_ = State::closing;
   asio::co_spawn(
-      strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
+      strand_, [self = self()] { return self->close_gracefully(); },
+      LogTaskFailure("socket connection graceful close"));
 }
 
 // Closing a socket with unread input resets the connection, and the reset can destroy replies

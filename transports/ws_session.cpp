@@ -7,11 +7,11 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "transports/reply_format.hpp"
+#include "transports/task_failure.hpp"
 
 namespace tenure {
 
@@ -47,7 +47,7 @@ void WsSession::start(Upgrade upgrade) {
       [self = self(), upgrade = std::move(upgrade)]() mutable {
         return self->run(std::move(upgrade));
       },
-      asio::detached);
+      LogTaskFailure("WebSocket connection"));
 }
 
 void WsSession::drain() {
@@ -150,7 +150,8 @@ void WsSession::queue(MessageFormat format, const std::shared_ptr<Subscription>&
   if (writing_) return;
   writing_ = true;
   asio::co_spawn(
-      strand_, [self = self()] { return self->write_loop(); }, asio::detached);
+      strand_, [self = self()] { return self->write_loop(); },
+      LogTaskFailure("WebSocket connection write loop"));
 }
 
 // Beast writes one frame per call, so a burst of events (a watch's replay, a fan-out) would
@@ -191,7 +192,8 @@ void WsSession::settle() {
   if (!done) return;
   state_ = State::closing;
   asio::co_spawn(
-      strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
+      strand_, [self = self()] { return self->close_gracefully(); },
+      LogTaskFailure("WebSocket connection graceful close"));
 }
 
 // The read still pending sees the client's answer to our close frame and ends.
