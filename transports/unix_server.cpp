@@ -6,7 +6,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
@@ -16,6 +15,7 @@
 #include "transports/peer_credentials.hpp"
 #include "transports/reply_format.hpp"
 #include "transports/socket_path.hpp"
+#include "transports/task_failure.hpp"
 #include "transports/unix_session.hpp"
 
 namespace tenure {
@@ -61,7 +61,7 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
 }
 
 void UnixServer::start() {
-  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), LogTaskFailure("socket accept loop"));
 }
 
 void UnixServer::stop() {
@@ -86,7 +86,7 @@ void UnixServer::admit(Socket socket, const Conversation::Strand& strand) {
                   "too many connections (at most " + std::to_string(max_connections_) + ")"});
     line.push_back('\n');
     asio::co_spawn(socket.get_executor(), refuse(std::move(socket), std::move(line)),
-                   asio::detached);
+                   LogTaskFailure("socket connection refusal"));
     return;
   }
   auto session = std::make_shared<UnixSession>(std::move(socket), strand, context_, *peer);

@@ -6,12 +6,12 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -24,6 +24,7 @@
 #include "apps/tenured/ws_token.hpp"
 #include "transports/server_context.hpp"
 #include "transports/socket_path.hpp"
+#include "transports/task_failure.hpp"
 #include "transports/unix_server.hpp"
 #include "transports/web_server.hpp"
 
@@ -60,7 +61,7 @@ int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
       reopen_logs();
     }
   };
-  asio::co_spawn(io, handle, asio::detached);
+  asio::co_spawn(io, handle, LogTaskFailure("signal handler"));
   return stop.get_future().get();
 }
 
@@ -183,6 +184,10 @@ int run_daemon(const Options& o) {
   limits.max_frame = o.max_frame;
   limits.max_inflight = o.max_inflight;
   limits.watch_queue = o.watch_queue;
+  limits.max_waiting = o.max_waiting;
+  limits.max_watches = o.max_watches_per_connection;
+  limits.max_watches_total = o.max_watches;
+  limits.write_timeout = std::chrono::milliseconds(o.write_timeout);
   ServerContext context{*engine, limits, clock.now(), {}, {}};
   // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
   WebServer web(io, context);
@@ -218,6 +223,20 @@ int run_daemon(const Options& o) {
     context.registry.wait_empty(kAbortTimeout);
   }
   threads.join();
+  // Handlers still queued on the stopped io_context may hold sessions, which touch the context
+  // and the engine as they close; left to ~io_context they would close after both are gone.
+  // Their sockets are closed by now, so their handlers are ready: run them here, while
+  // everything is alive.
+  io.restart();
+  auto deadline = std::chrono::steady_clock::now() + kAbortTimeout;
+  while (context.registry.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+    if (io.poll() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (std::size_t left = context.registry.size()) {
+    // Destroying them later would touch freed memory: better not to destroy them at all.
+    spdlog::error("{} connections did not end; exiting without waiting for them", left);
+    std::_Exit(1);
+  }
   spdlog::info("stopped");
   return 0;
 }

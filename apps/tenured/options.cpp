@@ -122,6 +122,11 @@ std::optional<std::string> contradiction(const Options& o) {
     return "--max-connections, --max-inflight-per-connection and --threads must be at least 1";
   }
   if (o.watch_queue < 1) return "--watch-queue must be at least 1";
+  if (o.max_waiting < 1 || o.max_watches_per_connection < 1 || o.max_watches < 1) {
+    return "--max-waiters-per-connection, --max-watches-per-connection and --max-watches must be "
+           "at least 1";
+  }
+  if (o.write_timeout < 1) return "--write-timeout must be at least 1ms";
   if (o.events_keep < 1) return "--events-keep must be at least 1";
   if (o.recover && !o.restore_from.empty()) return "--recover and --restore-from exclude each other";
   if (o.revision_floor != 0 && !o.recover && o.restore_from.empty()) {
@@ -190,6 +195,20 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--max-inflight-per-connection", o.max_inflight,
                  "Unanswered requests per connection before the server stops reading from it")
       ->capture_default_str();
+  app.add_option("--max-waiters-per-connection", o.max_waiting,
+                 "Acquires with wait_ms waiting at once per connection; more get "
+                 "too_many_requests (they do not count as unanswered requests)")
+      ->capture_default_str();
+  app.add_option("--max-watches-per-connection", o.max_watches_per_connection,
+                 "Watches per connection; more get too_many_requests")
+      ->capture_default_str();
+  app.add_option("--max-watches", o.max_watches,
+                 "Watches of all connections together; more get too_many_requests")
+      ->capture_default_str();
+  add_duration(app, "--write-timeout", o.write_timeout,
+               "A connection that takes no byte of its replies for this long is closed (on the "
+               "socket after a `closing` notice)",
+               "30s");
   app.add_option("--history-keep", o.history_keep,
                  "Ended tenures kept per key in the history (plus the live one)")
       ->capture_default_str();

@@ -20,6 +20,10 @@ struct Options {
   std::size_t max_frame = 64 * 1024;
   std::size_t max_connections = 1024;
   std::size_t max_inflight = 1024;
+  std::size_t max_waiting = 16384;
+  std::size_t max_watches_per_connection = 256;
+  std::size_t max_watches = 10'000;
+  Millis write_timeout = 30'000;
   std::size_t history_keep = 1000;
   unsigned threads = 1;
   std::string log_level = "info";
