@@ -21,6 +21,7 @@ namespace {
 // Runs `start(done)` on the io thread and waits for `done`'s result.
 template <typename T, typename Start>
 Result<T> on_io(detail::Core& core, Start start) {
+  if (core.on_io_thread()) return detail::Core::blocking_on_io_thread();
   std::promise<Result<T>> promise;
   auto future = promise.get_future();
   boost::asio::post(core.io(),

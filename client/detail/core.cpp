@@ -78,7 +78,14 @@ void Core::call(const protocol::Request& request, milliseconds extra, ReplyHandl
   send(protocol::format(id, request));
 }
 
+Failure Core::blocking_on_io_thread() {
+  return Failure(client_errc::invalid_argument,
+                 "a blocking call on the client's own io thread would never finish; use the "
+                 "async calls in completion handlers");
+}
+
 Result<Message> Core::call_blocking(const protocol::Request& request, milliseconds extra) {
+  if (on_io_thread()) return blocking_on_io_thread();
   std::promise<Result<Message>> promise;
   auto future = promise.get_future();
   asio::post(io_, [&] {

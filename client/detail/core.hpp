@@ -57,8 +57,10 @@ class Core {
   // Sends `request` (connecting first if needed) and calls `handler` with the reply, a failure,
   // or a timeout after `timeout` plus `extra`.
   void call(const protocol::Request& request, milliseconds extra, ReplyHandler handler);
-  // Runs a blocking call from another thread.
+  // Runs a blocking call from another thread (on the io thread: the failure below).
   Result<Message> call_blocking(const protocol::Request& request, milliseconds extra = {});
+
+  static protocol::Failure blocking_on_io_thread();
 
   // The generation of the current connection: it changes on every reconnect. 0: none yet.
   std::uint64_t generation() const { return generation_; }

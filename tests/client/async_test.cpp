@@ -48,3 +48,16 @@ TEST_CASE("async calls complete a plain callback", "[client]") {
   REQUIRE(future.wait_for(10s) == std::future_status::ready);
   CHECK(future.get());
 }
+
+TEST_CASE("a blocking call in a completion on the io thread fails instead of hanging", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  std::promise<bool> refused;
+  c.async_ping([&](tenure::client::Result<tenure::protocol::Done>) {
+    auto r = c.ping();  // no executor: this runs on the client's io thread
+    refused.set_value(!r && r.error().is(tenure::client_errc::invalid_argument));
+  });
+  auto future = refused.get_future();
+  REQUIRE(future.wait_for(10s) == std::future_status::ready);
+  CHECK(future.get());
+}
