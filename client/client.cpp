@@ -47,9 +47,22 @@ Result<std::string> resolve_socket_path(const std::optional<std::string>& socket
 }
 
 Result<Client> Client::connect(ClientOptions options) {
-  auto path = resolve_socket_path(options.socket);
-  if (!path) return path.error();
-  auto core = std::make_shared<detail::Core>(std::move(*path), options.timeout);
+  std::shared_ptr<detail::Core> core;
+  if (options.url) {
+    core = std::make_shared<detail::Core>(
+        *options.url,
+        [url = *options.url, token = options.token](boost::asio::io_context& io) {
+          return detail::websocket_stream(io, url, token);
+        },
+        options.timeout);
+  } else {
+    auto path = resolve_socket_path(options.socket);
+    if (!path) return path.error();
+    core = std::make_shared<detail::Core>(
+        *path,
+        [path = *path](boost::asio::io_context& io) { return detail::unix_stream(io, path); },
+        options.timeout);
+  }
   auto connected = on_io<protocol::Done>(*core, [&core](auto done) {
     if (auto failure = core->ensure_connected()) return done(std::move(*failure));
     done(protocol::Done{});
@@ -61,7 +74,7 @@ Result<Client> Client::connect(ClientOptions options) {
 Client::Client(std::shared_ptr<detail::Core> core, std::string owner)
     : core_(std::move(core)), owner_(std::move(owner)) {}
 
-const std::string& Client::socket_path() const { return core_->socket_path(); }
+const std::string& Client::address() const { return core_->address(); }
 
 Result<protocol::Message> Client::call(const protocol::Request& request, milliseconds extra) {
   return core_->call_blocking(request, extra);

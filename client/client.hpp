@@ -1,8 +1,8 @@
 #pragma once
-// tenure::client::Client: a connection to tenured over its Unix socket, every op as a typed,
-// blocking call with a timeout. Failures are values (protocol::Result), with the server's
-// message; nothing throws on the normal path. Calls from several threads are pipelined on the
-// one connection; a dropped connection is reopened by the next call.
+// tenure::client::Client: a connection to tenured over its Unix socket (or a WebSocket), every op
+// as a typed, blocking call with a timeout. Failures are values (protocol::Result), with the
+// server's message; nothing throws on the normal path. Calls from several threads are pipelined on
+// the one connection; a dropped connection is reopened by the next call.
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -108,7 +108,7 @@ class Client {
   Result<Watch> watch(const WatchOptions& options = {});
 
   const std::string& owner() const { return owner_; }  // the calls' default owner
-  const std::string& socket_path() const;
+  const std::string& address() const;                  // the socket path or URL
 
  private:
   Client(std::shared_ptr<detail::Core> core, std::string owner);
