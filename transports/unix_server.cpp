@@ -39,11 +39,23 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
     return false;
   }
   path_ = path;
+  owns_path_ = true;
   // The umask already made it so; this says it where it matters (§7).
   if (::chmod(path.c_str(), 0600) != 0) spdlog::warn("cannot chmod 0600 {}", path);
   acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     error = "cannot listen on " + path + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+bool UnixServer::adopt(int fd, std::string& error) {
+  boost::system::error_code ec;
+  acceptor_.assign(asio::local::stream_protocol(), fd, ec);
+  if (!ec) path_ = acceptor_.local_endpoint(ec).path();
+  if (ec) {
+    error = "cannot use the inherited socket (fd " + std::to_string(fd) + "): " + ec.message();
     return false;
   }
   return true;
@@ -55,7 +67,7 @@ void UnixServer::start() {
 
 void UnixServer::stop() {
   close_acceptor(acceptor_);
-  if (!path_.empty()) ::unlink(path_.c_str());
+  if (owns_path_) ::unlink(path_.c_str());
 }
 
 asio::awaitable<void> UnixServer::accept_loop() {
