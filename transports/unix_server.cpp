@@ -43,6 +43,7 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
     return false;
   }
   path_ = path;
+  owns_path_ = true;
   // Nobody can connect before listen(), so the file's access is settled before anyone may.
   if (access_.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access_.group) != 0) {
     error = "cannot set the group of " + path + ": " + std::strerror(errno);
@@ -60,13 +61,24 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
   return true;
 }
 
+bool UnixServer::adopt(int fd, std::string& error) {
+  boost::system::error_code ec;
+  acceptor_.assign(asio::local::stream_protocol(), fd, ec);
+  if (!ec) path_ = acceptor_.local_endpoint(ec).path();
+  if (ec) {
+    error = "cannot use the inherited socket (fd " + std::to_string(fd) + "): " + ec.message();
+    return false;
+  }
+  return true;
+}
+
 void UnixServer::start() {
   asio::co_spawn(acceptor_.get_executor(), accept_loop(), LogTaskFailure("socket accept loop"));
 }
 
 void UnixServer::stop() {
   close_acceptor(acceptor_);
-  if (!path_.empty()) ::unlink(path_.c_str());
+  if (owns_path_) ::unlink(path_.c_str());
 }
 
 asio::awaitable<void> UnixServer::accept_loop() {

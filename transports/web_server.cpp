@@ -1,6 +1,7 @@
 #include "transports/web_server.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <boost/asio/co_spawn.hpp>
 
@@ -27,14 +28,18 @@ bool WebServer::listen(WebOptions options, std::string& error) {
   options_ = std::move(options);
   const tcp::endpoint& endpoint = options_.address.endpoint;
   boost::system::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    error = "cannot listen on " + options_.address.host + ":" + std::to_string(endpoint.port()) +
-            ": " + ec.message();
-    return false;
+  if (options_.inherited_fd >= 0) {
+    if (!adopt(options_.inherited_fd, error)) return false;
+  } else {
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      error = "cannot listen on " + options_.address.host + ":" + std::to_string(endpoint.port()) +
+              ": " + ec.message();
+      return false;
+    }
   }
   unsigned short port = acceptor_.local_endpoint(ec).port();
   const std::string& host = options_.address.host;
@@ -43,6 +48,24 @@ bool WebServer::listen(WebOptions options, std::string& error) {
   std::vector<std::string> origins = own_origins(host, port);
   origins.insert(origins.end(), options_.allow_origins.begin(), options_.allow_origins.end());
   policy_ = std::make_unique<UpgradePolicy>(options_.token, std::move(origins));
+  return true;
+}
+
+bool WebServer::adopt(int fd, std::string& error) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  boost::system::error_code ec;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ec.assign(errno, boost::system::system_category());
+  } else {
+    acceptor_.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+  }
+  if (!ec) options_.address.endpoint = acceptor_.local_endpoint(ec);
+  if (ec) {
+    error = "cannot use the inherited TCP socket (fd " + std::to_string(fd) + "): " + ec.message();
+    return false;
+  }
+  options_.address.host = options_.address.endpoint.address().to_string();
   return true;
 }
 

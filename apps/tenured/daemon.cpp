@@ -21,6 +21,7 @@
 #include "apps/tenured/logging.hpp"
 #include "apps/tenured/private_dir.hpp"
 #include "apps/tenured/restore.hpp"
+#include "apps/tenured/systemd.hpp"
 #include "apps/tenured/ws_token.hpp"
 #include "transports/server_context.hpp"
 #include "transports/socket_path.hpp"
@@ -65,12 +66,14 @@ int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
   return stop.get_future().get();
 }
 
-// Checks and prepares the directories and the socket path before anything is opened.
-bool prepare_paths(const Options& o, std::string& error) {
+// Checks and prepares the directories and the socket path before anything is opened. An
+// inherited socket's path is the service manager's.
+bool prepare_paths(const Options& o, bool socket_inherited, std::string& error) {
+  if (!make_private_dir(o.data_dir, SharedDirPolicy::refuse, error)) return false;
+  if (socket_inherited) return true;
   std::string socket_dir = std::filesystem::path(o.socket).parent_path().string();
   bool shared = (o.socket_mode & 0060) != 0;
-  return make_private_dir(o.data_dir, SharedDirPolicy::refuse, error) &&
-         make_private_dir(socket_dir, SharedDirPolicy::allow_sticky, error) &&
+  return make_private_dir(socket_dir, SharedDirPolicy::allow_sticky, error) &&
          (!shared || open_dir_to_group(socket_dir, o.socket_group.value_or(::getegid()), error)) &&
          claim_socket_path(o.socket, error);
 }
@@ -96,15 +99,16 @@ class IoThreads {
 
 // The HTTP/WebSocket listener, unless --ws-listen is off. The token file is made even then, so
 // that it is there the day the listener is turned on.
-bool start_web(const Options& o, WebServer& web, std::string& error) {
+// A TCP socket passed by the service manager is served whatever --ws-listen says.
+bool start_web(const Options& o, int inherited_fd, WebServer& web, std::string& error) {
   auto token = load_or_create_ws_token(o.data_dir, error);
   if (!token) return false;
-  if (o.ws_listen == "off") return true;
-  auto address = parse_listen_address(o.ws_listen, error);
+  if (o.ws_listen == "off" && inherited_fd < 0) return true;
+  std::optional<ListenAddress> address = ListenAddress{};
+  if (inherited_fd < 0) address = parse_listen_address(o.ws_listen, error);
   if (!address) return false;
-  if (!web.listen(WebOptions{*address, *token, o.ws_allow_origins, o.max_connections}, error)) {
-    return false;
-  }
+  WebOptions options{*address, *token, o.ws_allow_origins, o.max_connections, inherited_fd};
+  if (!web.listen(std::move(options), error)) return false;
   web.start();
   spdlog::info(
       "HTTP and WebSocket on {} (/v1/ws, dashboard at /, /metrics, /healthz); "
@@ -136,7 +140,9 @@ bool continue_ledger_time(SystemClock& clock, const Engine& engine, std::string&
 int run_daemon(const Options& o) {
   raise_descriptor_limit();
   std::string error;
-  if (!prepare_paths(o, error)) {
+  systemd::InheritedSockets inherited;
+  if (!systemd::take_inherited_sockets(inherited, error) ||
+      !prepare_paths(o, inherited.unix_fd >= 0, error)) {
     spdlog::error("{}", error);
     return 1;
   }
@@ -191,29 +197,37 @@ int run_daemon(const Options& o) {
   ServerContext context{*engine, limits, clock.now(), {}, {}};
   // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
   WebServer web(io, context);
-  if (!start_web(o, web, error)) {
+  if (!start_web(o, inherited.tcp_fd, web, error)) {
     spdlog::error("{}", error);
     return 1;
   }
   UnixServer server(io, context, o.max_connections,
                     SocketAccess{o.socket_mode, o.socket_group, o.admin_group});
-  if (!server.listen(o.socket, error)) {
+  bool listening = inherited.unix_fd >= 0 ? server.adopt(inherited.unix_fd, error)
+                                          : server.listen(o.socket, error);
+  if (!listening) {
     spdlog::error("{}", error);
     return 1;
   }
   server.start();
-  spdlog::info("tenured {} listening on {}; ledger {}; sync {}; {} threads", TENURE_VERSION,
-               o.socket, config.data_dir, o.sync ? "always" : "none", o.threads);
+  spdlog::info("tenured {} listening on {}{}; ledger {}; sync {}; {} threads", TENURE_VERSION,
+               server.path(), inherited.unix_fd >= 0 ? " (from the service manager)" : "",
+               config.data_dir, o.sync ? "always" : "none", o.threads);
   if (!o.sync) {
     spdlog::warn(
         "--sync=none: commits are not fsync'd; a crash can lose changes clients were "
         "told about. For benchmarks and throw-away data only.");
   }
 
+  // The ledger is open and both listeners accept: systemd may now start what depends on us.
+  systemd::start_watchdog(io);
+  systemd::notify("READY=1");
+
   int stop_signal = wait_for_stop_signal(io, signals);
+  systemd::notify("STOPPING=1");
   spdlog::info("{}: stopping", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
   server.stop();
-  if (o.ws_listen != "off") web.stop();
+  if (o.ws_listen != "off" || inherited.tcp_fd >= 0) web.stop();
   context.registry.drain_all();
   engine->stop();  // answers waiters, finishes what was admitted, closes the ledger's writer
   if (!context.registry.wait_empty(kDrainTimeout)) {
