@@ -67,6 +67,7 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
   options.history_max_age = config.history_max_age;
   options.events_keep = config.events_keep;
   options.env = config.ledger_env;
+  options.skip_verify = config.skip_verify;
   storage::Status status;
   auto ledger = storage::Ledger::open(options, status);
   if (!ledger) {

@@ -33,6 +33,7 @@ struct EngineConfig {
   rocksdb::Env* ledger_env = nullptr;  // tests only: the file system under the ledger
   storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
   Revision revision_floor = 0;                               // --revision-floor
+  bool skip_verify = false;  // tests: skip the start-up check of the table files
 };
 
 // Told when a lease bound to a connection is lost (expired or revoked) while it is open.

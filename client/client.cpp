@@ -21,6 +21,7 @@ namespace {
 // Runs `start(done)` on the io thread and waits for `done`'s result.
 template <typename T, typename Start>
 Result<T> on_io(detail::Core& core, Start start) {
+  if (core.on_io_thread()) return detail::Core::blocking_on_io_thread();
   std::promise<Result<T>> promise;
   auto future = promise.get_future();
   boost::asio::post(core.io(),
@@ -46,9 +47,22 @@ Result<std::string> resolve_socket_path(const std::optional<std::string>& socket
 }
 
 Result<Client> Client::connect(ClientOptions options) {
-  auto path = resolve_socket_path(options.socket);
-  if (!path) return path.error();
-  auto core = std::make_shared<detail::Core>(std::move(*path), options.timeout);
+  std::shared_ptr<detail::Core> core;
+  if (options.url) {
+    core = std::make_shared<detail::Core>(
+        *options.url,
+        [url = *options.url, token = options.token](boost::asio::io_context& io) {
+          return detail::websocket_stream(io, url, token);
+        },
+        options.timeout);
+  } else {
+    auto path = resolve_socket_path(options.socket);
+    if (!path) return path.error();
+    core = std::make_shared<detail::Core>(
+        *path,
+        [path = *path](boost::asio::io_context& io) { return detail::unix_stream(io, path); },
+        options.timeout);
+  }
   auto connected = on_io<protocol::Done>(*core, [&core](auto done) {
     if (auto failure = core->ensure_connected()) return done(std::move(*failure));
     done(protocol::Done{});
@@ -60,80 +74,91 @@ Result<Client> Client::connect(ClientOptions options) {
 Client::Client(std::shared_ptr<detail::Core> core, std::string owner)
     : core_(std::move(core)), owner_(std::move(owner)) {}
 
-const std::string& Client::socket_path() const { return core_->socket_path(); }
+const std::string& Client::address() const { return core_->address(); }
 
-template <typename T>
-Result<T> Client::run(const Request& request, Result<T> (*read)(const protocol::Message&),
-                      milliseconds extra) {
-  auto reply = core_->call_blocking(request, extra);
-  if (!reply) return reply.error();
-  return read(*reply);
+Result<protocol::Message> Client::call(const protocol::Request& request, milliseconds extra) {
+  return core_->call_blocking(request, extra);
 }
 
-Result<protocol::Acquired> Client::acquire(std::string_view key, const AcquireOptions& o) {
+boost::asio::io_context::executor_type Client::io_executor() { return core_->io().get_executor(); }
+
+void Client::start(protocol::Request request, milliseconds extra,
+                   std::function<void(Result<protocol::Message>)> done) {
+  // A raw pointer: a handler must never own the Core (its destructor joins the io thread).
+  boost::asio::post(core_->io(), [core = core_.get(), request = std::move(request), extra,
+                                  done = std::move(done)]() mutable {
+    core->call(request, extra, std::move(done));
+  });
+}
+
+Call<protocol::Acquired> Client::acquire_call(std::string_view key, const AcquireOptions& o) const {
   Request r{.op = Op::acquire, .key = std::string(key), .owner = o.owner.value_or(owner_)};
   r.ttl_ms = ms(o.ttl);
   r.wait_ms = ms(o.wait);
   r.open_ended = o.open_ended;
   r.release_on_disconnect = o.release_on_disconnect;
   r.lock_delay_ms = ms(o.lock_delay);
-  return run(r, protocol::read_acquired, o.wait.value_or(milliseconds(0)));
+  return {std::move(r), protocol::read_acquired, o.wait.value_or(milliseconds(0))};
 }
 
-Result<protocol::Renewed> Client::renew(std::string_view key, const RenewOptions& o) {
+Call<protocol::Renewed> Client::renew_call(std::string_view key, const RenewOptions& o) const {
   Request r{.op = Op::renew, .key = std::string(key), .owner = o.owner.value_or(owner_)};
   r.ttl_ms = ms(o.ttl);
   r.token = o.token;
-  return run(r, protocol::read_renewed);
+  return {std::move(r), protocol::read_renewed};
 }
 
-Result<protocol::Released> Client::release(std::string_view key, const ReleaseOptions& o) {
+Call<protocol::Released> Client::release_call(std::string_view key, const ReleaseOptions& o) const {
   Request r{.op = Op::release, .key = std::string(key), .owner = o.owner.value_or(owner_)};
   r.token = o.token;
-  return run(r, protocol::read_released);
+  return {std::move(r), protocol::read_released};
 }
 
-Result<protocol::KeepAlive> Client::keepalive(std::optional<milliseconds> ttl,
-                                              std::optional<std::string> owner) {
+Call<protocol::KeepAlive> Client::keepalive_call(std::optional<milliseconds> ttl,
+                                                 std::optional<std::string> owner) const {
   Request r{.op = Op::keepalive, .owner = owner.value_or(owner_)};
   r.ttl_ms = ms(ttl);
-  return run(r, protocol::read_keepalive);
+  return {std::move(r), protocol::read_keepalive};
 }
 
-Result<protocol::Valid> Client::check(std::string_view key, std::uint64_t token,
-                                      std::optional<std::string> owner) {
+Call<protocol::Valid> Client::check_call(std::string_view key, std::uint64_t token,
+                                         std::optional<std::string> owner) const {
   Request r{.op = Op::check, .key = std::string(key), .owner = std::move(owner)};
   r.token = token;
-  return run(r, protocol::read_valid);
+  return {std::move(r), protocol::read_valid};
 }
 
-Result<protocol::KeyInfo> Client::get(std::string_view key) {
-  return run(Request{.op = Op::get, .key = std::string(key)}, protocol::read_key_info);
+Call<protocol::KeyInfo> Client::get_call(std::string_view key) const {
+  return {Request{.op = Op::get, .key = std::string(key)}, protocol::read_key_info};
 }
 
-Result<protocol::LeasePage> Client::list(const ListOptions& o) {
+Call<protocol::LeasePage> Client::list_call(const ListOptions& o) const {
   Request r{.op = Op::list, .prefix = o.prefix, .after = o.after};
   r.limit = o.limit;
-  return run(r, protocol::read_lease_page);
+  return {std::move(r), protocol::read_lease_page};
 }
 
-Result<protocol::HistoryPage> Client::history(std::string_view key, const HistoryOptions& o) {
+Call<protocol::HistoryPage> Client::history_call(std::string_view key,
+                                                 const HistoryOptions& o) const {
   Request r{.op = Op::history, .key = std::string(key)};
   r.limit = o.limit;
   r.before_token = o.before_token;
-  return run(r, protocol::read_history_page);
+  return {std::move(r), protocol::read_history_page};
 }
 
-Result<protocol::Revoked> Client::revoke(std::string_view key, std::optional<std::string> reason) {
-  return run(Request{.op = Op::revoke, .key = std::string(key), .reason = std::move(reason)},
-             protocol::read_revoked);
+Call<protocol::Revoked> Client::revoke_call(std::string_view key,
+                                            std::optional<std::string> reason) const {
+  return {Request{.op = Op::revoke, .key = std::string(key), .reason = std::move(reason)},
+          protocol::read_revoked};
 }
 
-Result<protocol::Stats> Client::stats() {
-  return run(Request{.op = Op::stats}, protocol::read_stats);
+Call<protocol::Stats> Client::stats_call() const {
+  return {Request{.op = Op::stats}, protocol::read_stats};
 }
 
-Result<protocol::Done> Client::ping() { return run(Request{.op = Op::ping}, protocol::read_pong); }
+Call<protocol::Done> Client::ping_call() const {
+  return {Request{.op = Op::ping}, protocol::read_pong};
+}
 
 Result<Lease> Client::acquire_lease(std::string_view key, LeaseOptions options) {
   std::string owner = options.owner ? *options.owner : new_owner();

@@ -15,6 +15,10 @@ using std::chrono::milliseconds;
 struct ClientOptions {
   // The socket; else $TENURE_SOCKET; else tenured's default (as the CLI resolves it).
   std::optional<std::string> socket{};
+  // Or a WebSocket: "ws://127.0.0.1:7420/v1/ws", with the bearer token of <data-dir>/ws.token
+  // for mutations (without it: read-only ops; mutations fail `unauthenticated`).
+  std::optional<std::string> url{};
+  std::optional<std::string> token{};
   milliseconds timeout{10000};         // every call's, plus its wait if it waits
   std::optional<std::string> owner{};  // the calls' default owner; else a fresh unique one
 };

@@ -133,6 +133,7 @@ void GroupWriter::try_resume() {
   Status status = s.ok() ? write_marks_now(revision_.load()) : Status::from(s);
   std::lock_guard lock(mutex_);
   if (!status.ok()) {
+    if (status.message() != last_error_) spdlog::warn("the ledger cannot resume yet: {}", status.message());
     last_error_ = status.message();
     return;
   }

@@ -1,6 +1,7 @@
 #include "storage/ledger.hpp"
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
@@ -13,6 +14,8 @@
 #include <filesystem>
 
 #include "storage/codec.hpp"
+#include "storage/info_log.hpp"
+#include "storage/no_space_fs.hpp"
 
 namespace tenure::storage {
 namespace {
@@ -81,14 +84,15 @@ Status classify_open_failure(const LedgerOptions& options, const rocksdb::Status
   return Status::from(s);
 }
 
-rocksdb::Options make_options(const LedgerOptions& options) {
+rocksdb::Options make_options(const LedgerOptions& options, rocksdb::Env* env) {
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
   db_options.max_total_wal_size = 256ull << 20;
-  if (options.env != nullptr) db_options.env = options.env;
+  db_options.env = env;
+  db_options.info_log = make_info_log();
   // A record cut off at the very end of the newest WAL is what a crash leaves of a write that
   // was never acknowledged; anything else wrong in a WAL (a checksum, a record in the middle)
   // refuses the open. A tail cut off that held acknowledged writes is caught by the marks.
@@ -128,27 +132,81 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families() {
 
 }  // namespace
 
+namespace {
+
+// Looks for damage without changing anything: a read-only open replays the WALs into memory only
+// (a writable open would flush what it read and delete the damaged WAL), then every table file
+// is read and checked, and the revision compared with the durable mark.
+Status check_for_damage(const LedgerOptions& options, const std::optional<Marks>& marks) {
+  if (!std::filesystem::exists(options.path + "/CURRENT")) return {};  // a new ledger
+  rocksdb::Options db_options =
+      make_options(options, options.env ? options.env : rocksdb::Env::Default());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s =
+      rocksdb::DB::OpenForReadOnly(db_options, options.path, families(), &handles, &raw);
+  if (!s.ok()) return classify_open_failure(options, s);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  Status status;
+  if (!options.skip_verify) {
+    // Table files are read only when needed; a damaged one must stop the start, not a request
+    // (or a watch's replay) hours later.
+    s = db->VerifyChecksum();
+    if (!s.ok()) status = damaged(options, s.ToString());
+  }
+  Revision revision = 0;
+  if (status.ok()) status = read_last_revision(db.get(), handles[3], revision);
+  if (status.ok() && marks && revision < marks->durable) {
+    std::string wal = newest_wal(options.path);
+    status = damaged(options, "it ends at revision " + std::to_string(revision) +
+                                  " but revision " + std::to_string(marks->durable) +
+                                  " was durable (" + options.marks_path +
+                                  "); acknowledged changes are missing" +
+                                  (wal.empty() ? "" : " (newest WAL: " + wal + ")"));
+  }
+  for (auto* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  db->Close().PermitUncheckedError();  // read-only: nothing to lose
+  return status;
+}
+
+}  // namespace
+
 Status Ledger::open_db(rocksdb::Options db_options) {
   db_options.allow_concurrent_memtable_write = false;
   auto cfs = families();
+  auto open = [&] {
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::Open(db_options, options_.path, cfs, &handles_, &raw);
+    db_.reset(raw);
+    return s;
+  };
+  rocksdb::Status s = open();
   if (options_.mode == OpenMode::recover) {
-    // Rebuilds the manifest from the table files it can read and turns the logs into tables,
-    // skipping corrupted records; unreadable files are moved to lost/.
-    rocksdb::Status s = rocksdb::RepairDB(options_.path, db_options, cfs);
-    if (!s.ok()) return Status::from(s);
+    // The open replayed every WAL record it could read (skipping corrupted ones) and flushed
+    // them into table files. A table file that cannot be read, or a missing one, needs a repair:
+    // it rebuilds the manifest from the table files it can read; unreadable ones go to lost/.
+    // (It cannot replay WALs itself: it does not know their column families.)
+    if (s.ok()) s = db_->VerifyChecksum();
+    if (!s.ok()) {
+      close_db();
+      s = rocksdb::RepairDB(options_.path, db_options, cfs);
+      if (s.ok()) s = open();
+    }
   }
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(db_options, options_.path, cfs, &handles_, &raw);
-  if (!s.ok()) return classify_open_failure(options_, s);
-  db_.reset(raw);
+  if (!s.ok()) {
+    close_db();
+    return classify_open_failure(options_, s);
+  }
   cf_ = ColumnFamilies{handles_[1], handles_[2], handles_[3], handles_[4]};
-  if (options_.mode == OpenMode::normal && !options_.skip_verify) {
-    // Table files are read only when needed; a damaged one must stop the start, not a request
-    // (or a watch's replay) hours later.
-    s = raw->VerifyChecksum();
-    if (!s.ok()) return damaged(options_, s.ToString());
-  }
   return {};
+}
+
+void Ledger::close_db() {
+  if (!db_) return;
+  for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  handles_.clear();
+  db_->Close().PermitUncheckedError();  // nothing left to do if closing fails
+  db_.reset();
 }
 
 Status Ledger::check_schema() {
@@ -220,7 +278,13 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
                             " was durable (" + o.marks_path + ")");
     return nullptr;
   }
-  status = ledger->open_db(make_options(o));
+  if (o.mode == OpenMode::normal) {
+    status = check_for_damage(o, marks);
+    if (!status.ok()) return nullptr;
+  }
+  rocksdb::Env* base = o.env ? o.env : rocksdb::Env::Default();
+  ledger->env_ = rocksdb::NewCompositeEnv(no_space_as_io_error(base->GetFileSystem()));
+  status = ledger->open_db(make_options(o, ledger->env_.get()));
   if (!status.ok()) return nullptr;
   status = ledger->check_schema();
   if (!status.ok()) return nullptr;
@@ -233,14 +297,6 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
       status = st;
       return nullptr;
     }
-  }
-  if (o.mode == OpenMode::normal && marks && revision < marks->durable) {
-    std::string wal = newest_wal(o.path);
-    status = damaged(o, "it ends at revision " + std::to_string(revision) + " but revision " +
-                            std::to_string(marks->durable) + " was durable (" + o.marks_path +
-                            "); acknowledged changes are missing" +
-                            (wal.empty() ? "" : " (newest WAL: " + wal + ")"));
-    return nullptr;
   }
   if (o.mode != OpenMode::normal) {
     status = ledger->start_above(marks, revision);
@@ -263,10 +319,7 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
 
 Ledger::~Ledger() {
   if (writer_) writer_->stop();
-  if (db_) {
-    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
-    db_->Close().PermitUncheckedError();  // nothing left to do if closing fails
-  }
+  close_db();
 }
 
 namespace {
@@ -277,6 +330,13 @@ LoadedState decode_or_quarantine(std::string_view bytes, Revision revision) {
   KeyState safe;
   safe.last_token = revision;
   return LoadedState{std::move(safe), true};
+}
+
+// The start-up scans read each row once: they do not fill the block cache.
+rocksdb::ReadOptions scan_once() {
+  rocksdb::ReadOptions read;
+  read.fill_cache = false;
+  return read;
 }
 
 }  // namespace
@@ -294,7 +354,7 @@ Status Ledger::load(std::string_view key, LoadedState& loaded) const {
 }
 
 Status Ledger::scan_leases(const std::function<void(std::string, LoadedState)>& visit) const {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.leases));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(scan_once(), cf_.leases));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     LoadedState loaded = decode_or_quarantine(it->value().ToStringView(), revision());
     if (loaded.state.lease || loaded.corrupt || loaded.state.lock_until != 0) {
@@ -387,7 +447,7 @@ Status Ledger::events_from(Revision from, std::size_t limit, std::vector<Event>&
 Status Ledger::compact_history(Millis now, std::size_t& dropped) {
   dropped = 0;
   Millis cutoff = now - options_.history_max_age;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.tenures));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(scan_once(), cf_.tenures));
   rocksdb::WriteBatch wb;
   std::size_t doomed = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {

@@ -105,9 +105,11 @@ class Ledger {
  private:
   Ledger() = default;
   Status open_db(rocksdb::Options db_options);
+  void close_db();
   Status check_schema();
   Status start_above(const std::optional<Marks>& marks, Revision& revision);
 
+  std::unique_ptr<rocksdb::Env> env_;  // before db_: it outlives it
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   ColumnFamilies cf_{};

@@ -274,4 +274,13 @@ void format_watch_failed(std::string& out, std::uint64_t watch_id, Revision resu
   w.field("resume_from", resume_from).end_object();
 }
 
+void format_closing(std::string& out, std::size_t undelivered, std::int64_t timeout_ms) {
+  JsonWriter w(out);
+  w.begin_object().field("event", "closing").field("reason", "unread");
+  w.field("undelivered", static_cast<std::uint64_t>(undelivered));
+  w.field("message", "no output was taken for " + std::to_string(timeout_ms) +
+                         " ms; the messages not yet written are dropped and the connection closed");
+  w.end_object();
+}
+
 }  // namespace tenure

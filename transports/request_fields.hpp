@@ -55,7 +55,7 @@ using Fields = std::array<FieldValue, static_cast<std::size_t>(Field::count)>;
 class FieldReader {
  public:
   // Reads the object in `json`; on failure, the reason. `json` must be followed by
-  // SIMDJSON_PADDING readable bytes.
+  // SIMDJSON_PADDING zero bytes (simdjson reads them when a container is left open).
   std::optional<std::string> read(simdjson::padded_string_view json, Fields& fields);
 
   // Of the last read: the first field of a name no op defines (null ones aside), and the first

@@ -1,7 +1,6 @@
 #include "transports/request_parser.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "transports/field_checks.hpp"
@@ -150,8 +149,10 @@ std::variant<RequestBody, Error> build(const Fields& fields, const FieldReader& 
 }  // namespace
 
 ParsedRequest RequestParser::parse(std::string_view line) {
-  padded_.resize(line.size() + simdjson::SIMDJSON_PADDING);
-  std::memcpy(padded_.data(), line.data(), line.size());
+  // The padding must be zeros: simdjson reads into it when an array or object is left open, and
+  // a longer earlier line's bytes there would be taken for more of this one.
+  padded_.assign(line);
+  padded_.append(simdjson::SIMDJSON_PADDING, '\0');
   simdjson::padded_string_view json(padded_.data(), line.size(), padded_.size());
   if (auto problem = reader_.read(json, fields_)) return {{}, bad_request(std::move(*problem))};
 

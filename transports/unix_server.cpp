@@ -6,7 +6,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
@@ -16,6 +15,7 @@
 #include "transports/peer_credentials.hpp"
 #include "transports/reply_format.hpp"
 #include "transports/socket_path.hpp"
+#include "transports/task_failure.hpp"
 #include "transports/unix_session.hpp"
 
 namespace tenure {
@@ -43,6 +43,7 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
     return false;
   }
   path_ = path;
+  owns_path_ = true;
   // Nobody can connect before listen(), so the file's access is settled before anyone may.
   if (access_.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access_.group) != 0) {
     error = "cannot set the group of " + path + ": " + std::strerror(errno);
@@ -60,13 +61,24 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
   return true;
 }
 
+bool UnixServer::adopt(int fd, std::string& error) {
+  boost::system::error_code ec;
+  acceptor_.assign(asio::local::stream_protocol(), fd, ec);
+  if (!ec) path_ = acceptor_.local_endpoint(ec).path();
+  if (ec) {
+    error = "cannot use the inherited socket (fd " + std::to_string(fd) + "): " + ec.message();
+    return false;
+  }
+  return true;
+}
+
 void UnixServer::start() {
-  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), LogTaskFailure("socket accept loop"));
 }
 
 void UnixServer::stop() {
   close_acceptor(acceptor_);
-  if (!path_.empty()) ::unlink(path_.c_str());
+  if (owns_path_) ::unlink(path_.c_str());
 }
 
 asio::awaitable<void> UnixServer::accept_loop() {
@@ -86,7 +98,7 @@ void UnixServer::admit(Socket socket, const Conversation::Strand& strand) {
                   "too many connections (at most " + std::to_string(max_connections_) + ")"});
     line.push_back('\n');
     asio::co_spawn(socket.get_executor(), refuse(std::move(socket), std::move(line)),
-                   asio::detached);
+                   LogTaskFailure("socket connection refusal"));
     return;
   }
   auto session = std::make_shared<UnixSession>(std::move(socket), strand, context_, *peer);

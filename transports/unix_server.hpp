@@ -30,7 +30,11 @@ class UnixServer {
 
   // Binds and listens on `path` (replacing a stale socket file); false with `error` if not.
   bool listen(const std::string& path, std::string& error);
+  // Serves on a listening socket made by someone else (systemd's socket activation), whose file
+  // is theirs: stop() leaves it. False with `error` if `fd` is not a listening Unix socket.
+  bool adopt(int fd, std::string& error);
   void start();
+  const std::string& path() const { return path_; }
   // Stops accepting and removes the socket file. Blocks; call it from outside the io threads.
   void stop();
 
@@ -47,6 +51,7 @@ class UnixServer {
   SocketAccess access_;
   boost::asio::local::stream_protocol::acceptor acceptor_;  // on a strand: stop() posts to it
   std::string path_;
+  bool owns_path_ = false;  // stop() removes the file
 };
 
 }  // namespace tenure

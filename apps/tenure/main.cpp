@@ -83,8 +83,8 @@ void add_wait(CLI::App* cmd, WaitLimit& wait) {
                            if (!ms) throw CLI::ValidationError("--wait", error);
                            wait = *ms;
                          },
-                         "if KEY is held, wait at most this long (default, or with no value: "
-                         "as long as it takes)")
+                         "if KEY is held, wait at most this long; with no value (the default), "
+                         "as long as it takes")
                       ->type_name("[DURATION]");
   cmd->add_flag_callback(
          "-n,--no-wait", [&wait] { wait = 0; }, "if KEY is held, exit 4 at once")
@@ -256,7 +256,7 @@ SIGTERM, and SIGKILL after --grace; 1 on other errors.)");
   run_cmd->add_option("command", run.command, "the command and its arguments")
       ->required()
       ->type_name("CMD");
-  add_owner(run_cmd, run.owner_prefix, own_owner);
+  add_owner(run_cmd, run.owner_prefix, own_owner)->type_name("PREFIX");
   add_ttl(run_cmd, run.ttl, "lease time, renewed as CMD runs (default: the server's, 15m)");
   add_wait(run_cmd, run.wait);
   add_duration(run_cmd, "--grace", run_grace,
@@ -278,7 +278,7 @@ it. For a shell script's critical section:
   kill "$COPROC_PID"; wait           # releases it
 Exit status: 0 once released; 4 if KEY stayed held; 5 if the lease was lost.)");
   add_key(hold_cmd, hold.key);
-  add_owner(hold_cmd, hold.owner_prefix, own_owner);
+  add_owner(hold_cmd, hold.owner_prefix, own_owner)->type_name("PREFIX");
   add_ttl(hold_cmd, hold.ttl, "lease time, renewed while held (default: the server's, 15m)");
   add_wait(hold_cmd, hold.wait);
   on_parse(hold_cmd, [&] { return hold_command(g, hold); });

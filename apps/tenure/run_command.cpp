@@ -64,8 +64,8 @@ int until(Steady::time_point due) {
 // Whether hold should end with its input. Not when there is none to end: stdin closed, or
 // /dev/null (as for a `tenure hold KEY &` in a script); only signals end the hold then.
 bool input_can_end() {
-  struct stat in {
-  }, null{};
+  struct stat in = {};
+  struct stat null = {};
   if (::fstat(STDIN_FILENO, &in) != 0) return false;
   return ::stat("/dev/null", &null) != 0 || in.st_dev != null.st_dev || in.st_ino != null.st_ino;
 }
@@ -145,6 +145,9 @@ int run_command(const Globals& g, const RunArgs& args) {
   LeaseKeeper& keeper = *taken.keeper;
   ::setenv("TENURE_KEY", args.key.c_str(), 1);
   ::setenv("TENURE_TOKEN", std::to_string(keeper.token()).c_str(), 1);
+  // An owner in the command's environment would let a `tenure acquire` or `renew` in it act as
+  // somebody's tenure of this key; the run's own owner is its alone.
+  ::unsetenv("TENURE_OWNER");
   std::optional<int> status = supervise(keeper, args);
   if (!status) return kExitLost;
   keeper.release();

@@ -23,7 +23,7 @@ struct RunArgs : HoldArgs {
 };
 
 // Takes a tenure of its own (a unique owner, release_on_disconnect so that a crashed tenure frees
-// the key at once), runs the command with TENURE_KEY and TENURE_TOKEN set (never TENURE_OWNER),
+// the key at once), runs the command with TENURE_KEY and TENURE_TOKEN set and TENURE_OWNER unset,
 // renews every third of the TTL, and releases when the command exits. Returns the command's exit
 // status (128+signal when killed), 4 when the key stays held, or 5 when the lease was lost while
 // the command ran: the command is then sent SIGTERM, and SIGKILL after the grace period.

@@ -28,8 +28,11 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::vector<std::string> prepare_args(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // Only run and hold take a bare --wait; acquire's needs its duration.
+  bool optional_wait = false;
   for (std::size_t i = 0; i < args.size() && args[i] != "--"; ++i) {
-    if (args[i] != "--wait") continue;
+    optional_wait = optional_wait || args[i] == "run" || args[i] == "hold";
+    if (args[i] != "--wait" || !optional_wait) continue;
     if (i + 1 < args.size() && parse_duration(args[i + 1])) continue;
     args[i] = "--wait=forever";
   }

@@ -7,7 +7,8 @@
 
 namespace tenure::cli {
 
-// argv[1..] with a bare `--wait` (not followed by a duration) spelled `--wait=forever`, so that
+// argv[1..] with run's and hold's bare `--wait` (not followed by a duration) spelled
+// `--wait=forever`, so that
 // `run KEY --wait -- CMD` waits without limit instead of taking "--" as the duration.
 std::vector<std::string> prepare_args(int argc, char** argv);
 

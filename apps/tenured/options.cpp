@@ -122,7 +122,16 @@ std::optional<std::string> contradiction(const Options& o) {
     return "--max-connections, --max-inflight-per-connection and --threads must be at least 1";
   }
   if (o.watch_queue < 1) return "--watch-queue must be at least 1";
+  if (o.max_waiting < 1 || o.max_watches_per_connection < 1 || o.max_watches < 1) {
+    return "--max-waiters-per-connection, --max-watches-per-connection and --max-watches must be "
+           "at least 1";
+  }
+  if (o.write_timeout < 1) return "--write-timeout must be at least 1ms";
   if (o.events_keep < 1) return "--events-keep must be at least 1";
+  if (o.recover && !o.restore_from.empty()) return "--recover and --restore-from exclude each other";
+  if (o.revision_floor != 0 && !o.recover && o.restore_from.empty()) {
+    return "--revision-floor goes with --recover or --restore-from";
+  }
   for (const std::string& origin : o.ws_allow_origins) {
     if (auto problem = origin_problem(origin)) return problem;
   }
@@ -186,6 +195,20 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--max-inflight-per-connection", o.max_inflight,
                  "Unanswered requests per connection before the server stops reading from it")
       ->capture_default_str();
+  app.add_option("--max-waiters-per-connection", o.max_waiting,
+                 "Acquires with wait_ms waiting at once per connection; more get "
+                 "too_many_requests (they do not count as unanswered requests)")
+      ->capture_default_str();
+  app.add_option("--max-watches-per-connection", o.max_watches_per_connection,
+                 "Watches per connection; more get too_many_requests")
+      ->capture_default_str();
+  app.add_option("--max-watches", o.max_watches,
+                 "Watches of all connections together; more get too_many_requests")
+      ->capture_default_str();
+  add_duration(app, "--write-timeout", o.write_timeout,
+               "A connection that takes no byte of its replies for this long is closed (on the "
+               "socket after a `closing` notice)",
+               "30s");
   app.add_option("--history-keep", o.history_keep,
                  "Ended tenures kept per key in the history (plus the live one)")
       ->capture_default_str();
@@ -212,6 +235,15 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Events of one watch waiting to be written above which the watch is cancelled "
                  "as lagged")
       ->capture_default_str();
+  app.add_flag("--recover", o.recover,
+               "Open a damaged ledger: keep what can be read, and start the revision and every "
+               "key's next token above anything issued before (see docs/operations.md). Once.");
+  app.add_option("--restore-from", o.restore_from,
+                 "Put this backup (made by `tenure admin backup`) in place of the ledger, keep "
+                 "the old one beside it, and start above anything issued before");
+  app.add_option("--revision-floor", o.revision_floor,
+                 "With --recover or --restore-from: start above this revision too (needed when "
+                 "the data dir's ledger.marks file is lost)");
   // Not for operators: the ledger's retention of events, small in tests that need `compacted`.
   app.add_option("--events-keep", o.events_keep)->group("");
 
@@ -246,6 +278,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     std::cerr << "tenured: " << *sharing << "\n";
     return 1;
   }
+  if (!o.restore_from.empty()) o.restore_from = normalized(o.restore_from);
   return std::nullopt;
 }
 

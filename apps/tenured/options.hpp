@@ -20,6 +20,10 @@ struct Options {
   std::size_t max_frame = 64 * 1024;
   std::size_t max_connections = 1024;
   std::size_t max_inflight = 1024;
+  std::size_t max_waiting = 16384;
+  std::size_t max_watches_per_connection = 256;
+  std::size_t max_watches = 10'000;
+  Millis write_timeout = 30'000;
   std::size_t history_keep = 1000;
   unsigned threads = 1;
   std::string log_level = "info";
@@ -33,7 +37,10 @@ struct Options {
   unsigned socket_mode = 0600;
   std::optional<gid_t> socket_group;
   std::optional<gid_t> admin_group;
-  std::string audit_log;  // empty: no audit log
+  bool recover = false;              // open a damaged ledger with what can be read (§6)
+  std::string restore_from;          // a backup to put in place of the ledger first
+  std::uint64_t revision_floor = 0;  // recover/restore: start above this revision too
+  std::string audit_log;             // empty: no audit log
 };
 
 // Where tenured looks for its configuration when --config names none.

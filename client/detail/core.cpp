@@ -1,7 +1,6 @@
 #include "client/detail/core.hpp"
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <cerrno>
 #include <future>
 #include <vector>
@@ -13,20 +12,11 @@ namespace tenure::client::detail {
 using protocol::client_errc;
 using protocol::Failure;
 
-std::string connect_problem(const std::error_code& ec) {
-  if (ec == std::errc::no_such_file_or_directory) return "no such file; is tenured running?";
-  if (ec == std::errc::connection_refused) return "connection refused; is tenured running?";
-  if (ec == std::errc::permission_denied || ec == std::errc::operation_not_permitted) {
-    return "permission denied; the socket belongs to another user";
-  }
-  return ec.message();
-}
-
-Core::Core(std::string socket_path, milliseconds timeout)
-    : path_(std::move(socket_path)),
+Core::Core(std::string address, StreamFactory make_stream, milliseconds timeout)
+    : address_(std::move(address)),
+      make_stream_(std::move(make_stream)),
       timeout_(timeout),
       work_(io_.get_executor()),
-      socket_(io_),
       thread_([this] { io_.run(); }) {}
 
 Core::~Core() {
@@ -38,17 +28,10 @@ Core::~Core() {
 }
 
 std::optional<Failure> Core::ensure_connected() {
-  if (connected_) return std::nullopt;
-  boost::system::error_code ec;
-  socket_ = asio::local::stream_protocol::socket(io_);
-  socket_.connect(asio::local::stream_protocol::endpoint(path_), ec);
-  if (ec) {
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-    return Failure(client_errc::cannot_connect,
-                   "cannot connect to " + path_ + ": " + connect_problem(ec));
-  }
-  connected_ = true;
+  if (stream_) return std::nullopt;
+  auto stream = make_stream_(io_);
+  if (auto problem = stream->connect()) return Failure(client_errc::cannot_connect, *problem);
+  stream_ = std::move(stream);
   ++generation_;
   close_reason_.clear();
   inbox_.clear();
@@ -71,14 +54,21 @@ void Core::call(const protocol::Request& request, milliseconds extra, ReplyHandl
   auto timer = std::make_unique<asio::steady_timer>(io_, timeout_ + extra);
   timer->async_wait([this, id, total = timeout_ + extra](boost::system::error_code ec) {
     if (ec) return;
-    finish(id, Failure(client_errc::timeout, "no reply from tenured at " + path_ + " within " +
+    finish(id, Failure(client_errc::timeout, "no reply from tenured at " + address_ + " within " +
                                                  std::to_string(total.count()) + " ms"));
   });
   pending_.emplace(id, Pending{std::move(handler), std::move(timer)});
   send(protocol::format(id, request));
 }
 
+Failure Core::blocking_on_io_thread() {
+  return Failure(client_errc::invalid_argument,
+                 "a blocking call on the client's own io thread would never finish; use the "
+                 "async calls in completion handlers");
+}
+
 Result<Message> Core::call_blocking(const protocol::Request& request, milliseconds extra) {
+  if (on_io_thread()) return blocking_on_io_thread();
   std::promise<Result<Message>> promise;
   auto future = promise.get_future();
   asio::post(io_, [&] {
@@ -97,51 +87,43 @@ void Core::finish(std::uint64_t id, Result<Message> result) {
 }
 
 void Core::send(std::string line) {
-  line.push_back('\n');
   outbox_.push_back(std::move(line));
   if (!writing_) write_next();
 }
 
 void Core::write_next() {
-  if (outbox_.empty() || !connected_) {
+  if (outbox_.empty() || !stream_) {
     writing_ = false;
     return;
   }
   writing_ = true;
   std::uint64_t generation = generation_;
-  asio::async_write(
-      socket_, asio::buffer(outbox_.front()),
-      [this, generation](boost::system::error_code ec, std::size_t) {
-        if (generation != generation_) return;  // a connection since closed
-        outbox_.pop_front();
-        if (ec) {
-          disconnect("lost the connection to tenured at " + path_ + ": " + ec.message());
-          return;
-        }
-        write_next();
-      });
+  stream_->async_write(outbox_.front(), [this, generation](std::error_code ec) {
+    if (generation != generation_) return;  // a connection since closed
+    outbox_.pop_front();
+    if (ec)
+      return disconnect("lost the connection to tenured at " + address_ + ": " + ec.message());
+    write_next();
+  });
 }
 
 void Core::read_more() {
   std::uint64_t generation = generation_;
-  socket_.async_read_some(
-      asio::buffer(read_buffer_), [this, generation](boost::system::error_code ec, std::size_t n) {
-        if (generation != generation_ || !connected_) return;
-        if (ec) {
-          disconnect(close_reason_.empty() ? "lost the connection to tenured at " + path_
-                                           : close_reason_);
-          return;
-        }
-        inbox_.append(read_buffer_.data(), n);
-        std::size_t start = 0;
-        for (std::size_t end; (end = inbox_.find('\n', start)) != std::string::npos;
-             start = end + 1) {
-          if (end > start) on_line(inbox_.substr(start, end - start));
-          if (generation != generation_ || !connected_) return;
-        }
-        inbox_.erase(0, start);
-        read_more();
-      });
+  stream_->async_read([this, generation](std::error_code ec, std::string_view data) {
+    if (generation != generation_ || !stream_) return;
+    if (ec) {
+      return disconnect(close_reason_.empty() ? "lost the connection to tenured at " + address_
+                                              : close_reason_);
+    }
+    inbox_.append(data);
+    std::size_t start = 0;
+    for (std::size_t end; (end = inbox_.find('\n', start)) != std::string::npos; start = end + 1) {
+      if (end > start) on_line(inbox_.substr(start, end - start));
+      if (generation != generation_ || !stream_) return;
+    }
+    inbox_.erase(0, start);
+    read_more();
+  });
 }
 
 void Core::on_line(std::string line) {
@@ -175,10 +157,9 @@ void Core::on_line(std::string line) {
 }
 
 void Core::disconnect(std::string reason) {
-  if (!connected_) return;
-  connected_ = false;
-  boost::system::error_code ignored;
-  socket_.close(ignored);
+  if (!stream_) return;
+  stream_->close();
+  stream_.reset();
   outbox_.clear();
   writing_ = false;
   std::uint64_t generation = generation_;

@@ -1,13 +1,12 @@
 #pragma once
-// The engine of tenure::client: one Unix-socket connection driven by an io_context on its own
-// thread. Requests are pipelined (one write in flight, the rest queued) and matched to their
-// replies by id; every call has a timer; `lost` notices go to their lease and watch events to
+// The engine of tenure::client: one connection (Unix socket or WebSocket) driven by an io_context
+// on its own thread. Requests are pipelined (one write in flight, the rest queued) and matched to
+// their replies by id; every call has a timer; `lost` notices go to their lease and watch events to
 // their watch. A dropped connection fails what was in flight, tells leases and watches (which
 // resume by themselves) and is reopened by the next call.
 //
 // Everything below runs on the io thread except the constructor, the destructor and post().
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
@@ -19,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "client/detail/stream.hpp"
 #include "protocol/message.hpp"
 #include "protocol/request.hpp"
 #include "protocol/result.hpp"
@@ -44,21 +44,25 @@ class Listener {
 
 class Core {
  public:
-  Core(std::string socket_path, milliseconds timeout);
+  using StreamFactory = std::function<std::shared_ptr<Stream>(asio::io_context&)>;
+  // `address` names the daemon in messages (a socket path or a URL).
+  Core(std::string address, StreamFactory make_stream, milliseconds timeout);
   ~Core();  // REQUIRES: not called on the io thread
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 
   asio::io_context& io() { return io_; }
-  const std::string& socket_path() const { return path_; }
+  const std::string& address() const { return address_; }
   milliseconds timeout() const { return timeout_; }
   bool on_io_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
   // Sends `request` (connecting first if needed) and calls `handler` with the reply, a failure,
   // or a timeout after `timeout` plus `extra`.
   void call(const protocol::Request& request, milliseconds extra, ReplyHandler handler);
-  // Runs a blocking call from another thread.
+  // Runs a blocking call from another thread (on the io thread: the failure below).
   Result<Message> call_blocking(const protocol::Request& request, milliseconds extra = {});
+
+  static protocol::Failure blocking_on_io_thread();
 
   // The generation of the current connection: it changes on every reconnect. 0: none yet.
   std::uint64_t generation() const { return generation_; }
@@ -84,16 +88,15 @@ class Core {
   void disconnect(std::string reason);
   void finish(std::uint64_t id, Result<Message> result);
 
-  std::string path_;
+  std::string address_;
+  StreamFactory make_stream_;
   milliseconds timeout_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
-  asio::local::stream_protocol::socket socket_;
-  bool connected_ = false;
+  std::shared_ptr<Stream> stream_;  // set while connected
   std::uint64_t generation_ = 0;
   std::uint64_t next_id_ = 1;
   std::string inbox_;
-  std::array<char, 65536> read_buffer_{};
   std::deque<std::string> outbox_;
   bool writing_ = false;
   std::map<std::uint64_t, Pending> pending_;
@@ -102,8 +105,5 @@ class Core {
   std::string close_reason_;
   std::thread thread_;
 };
-
-// The common causes in words a user can act on, as the CLI says them.
-std::string connect_problem(const std::error_code& ec);
 
 }  // namespace tenure::client::detail

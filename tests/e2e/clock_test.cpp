@@ -1,5 +1,7 @@
 // The wall clock stepped under tenured (§4): libfaketime moves the daemon's wall clock while its
-// monotonic clock runs on, the way an NTP step or an operator's `date -s` would.
+// monotonic clock runs on, the way an NTP step or an operator's `date -s` would. libfaketime
+// recurses into itself when jemalloc initialises under it, so these daemons are the same tenured
+// linked with glibc's malloc.
 #include <stdlib.h>
 
 #include <fstream>
@@ -23,10 +25,11 @@ class SteppedWallClock {
     ::setenv("FAKETIME_TIMESTAMP_FILE", file_.c_str(), 1);
     ::setenv("FAKETIME_NO_CACHE", "1", 1);
     ::setenv("DONT_FAKE_MONOTONIC", "1", 1);
+    ::setenv("TENURE_E2E_TENURED", TENURED_GLIBC_PATH, 1);
   }
   ~SteppedWallClock() {
-    for (const char* name :
-         {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE", "FAKETIME_NO_CACHE", "DONT_FAKE_MONOTONIC"}) {
+    for (const char* name : {"LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE", "FAKETIME_NO_CACHE",
+                             "DONT_FAKE_MONOTONIC", "TENURE_E2E_TENURED"}) {
       ::unsetenv(name);
     }
   }

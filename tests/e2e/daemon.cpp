@@ -33,7 +33,12 @@ namespace e2e {
 #error "TENURE_CLI_PATH must be defined by the build"
 #endif
 
-std::string tenured_path() { return TENURED_PATH; }
+// TENURE_E2E_TENURED runs the tests against another build of tenured (an installed one, or the
+// glibc-malloc build the wall-clock tests need).
+std::string tenured_path() {
+  const char* other = std::getenv("TENURE_E2E_TENURED");
+  return other && *other ? other : TENURED_PATH;
+}
 std::string tenure_cli_path() { return TENURE_CLI_PATH; }
 
 bool running_as_root() { return ::geteuid() == 0; }

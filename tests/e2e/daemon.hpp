@@ -75,6 +75,8 @@ class Daemon {
   // DIR/data/tenured.sock, or the path extra_args name with --socket.
   std::string socket_path() const;
   std::vector<std::string> argv() const;
+  // The extra arguments of the next start().
+  std::vector<std::string>& extra_args() { return extra_; }
 
   // Starts tenured and waits until its socket accepts a connection. Throws with its log if it
   // exits first or is not ready within the timeout.

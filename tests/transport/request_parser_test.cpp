@@ -83,6 +83,18 @@ TEST_CASE("malformed JSON and non-objects are bad requests", "[transport]") {
   CHECK(refusal("42") == "the request must be a JSON object");
 }
 
+// Found by tests/fuzz (regressions/request_parser/stale-padding-*): the parser's buffer kept the
+// bytes of a longer earlier line past the end of a short one, where simdjson reads an unclosed
+// array's missing elements, so `[` after `[[[[…` read out of bounds and crashed the daemon.
+TEST_CASE("a short line after a longer one is parsed on its own", "[transport]") {
+  CHECK(refusal(std::string(4096, '[')).starts_with("malformed JSON"));
+  CHECK(refusal("[").starts_with("malformed JSON"));
+  CHECK(refusal(std::string(100, '{')).starts_with("malformed JSON"));
+  CHECK(refusal("{").starts_with("malformed JSON"));
+  CHECK(refusal(R"({"op":"ping","x":[[[[[[[[[[[[[[[[)").starts_with("malformed JSON"));
+  CHECK(refusal(R"({"op":"ping","x":[)").starts_with("malformed JSON"));
+}
+
 TEST_CASE("a missing, unknown or mistyped field is named", "[transport]") {
   CHECK(refusal("{}") == "op is required");
   CHECK(refusal(R"({"op":5})") == "op must be a string");
