@@ -1,7 +1,6 @@
 // Each request's engine call and how its result is written back. Engine replies arrive on engine
 // threads; everything here after the call runs on the connection's strand.
 #include <boost/asio/post.hpp>
-
 #include <filesystem>
 
 #include "transports/conversation.hpp"

@@ -37,10 +37,9 @@ using RequestBody =
 
 // The ops in the order of RequestBody's alternatives, then the name under which requests that
 // could not be parsed are counted.
-inline constexpr std::string_view kOpNames[] = {"acquire", "renew", "release", "keepalive", "check",
-                                                "get",     "list",  "history", "revoke",    "watch",
-                                                "unwatch", "stats", "ping",    "backup",
-                                                "invalid"};
+inline constexpr std::string_view kOpNames[] = {
+    "acquire", "renew", "release", "keepalive", "check", "get",    "list",   "history",
+    "revoke",  "watch", "unwatch", "stats",     "ping",  "backup", "invalid"};
 inline constexpr std::size_t kInvalidOp = std::variant_size_v<RequestBody>;
 static_assert(std::size(kOpNames) == kInvalidOp + 1);
 
@@ -50,8 +49,7 @@ inline bool is_mutation(const RequestBody& body) {
          std::holds_alternative<RenewRequest>(body) ||
          std::holds_alternative<ReleaseRequest>(body) ||
          std::holds_alternative<KeepaliveRequest>(body) ||
-         std::holds_alternative<RevokeRequest>(body) ||
-         std::holds_alternative<BackupRequest>(body);
+         std::holds_alternative<RevokeRequest>(body) || std::holds_alternative<BackupRequest>(body);
 }
 
 // The outcome of parsing one line. `id` is the raw JSON text of the request's id, to be echoed

@@ -120,9 +120,9 @@ RequestBody backup(FieldChecks& in) {
 using Builder = RequestBody (*)(FieldChecks&);
 
 constexpr std::pair<std::string_view, Builder> kOps[] = {
-    {"acquire", acquire}, {"renew", renew}, {"release", release}, {"keepalive", keepalive},
-    {"check", check},     {"get", get},     {"list", list},       {"history", history},
-    {"revoke", revoke},   {"watch", watch}, {"unwatch", unwatch}, {"stats", stats},
+    {"acquire", acquire}, {"renew", renew},  {"release", release}, {"keepalive", keepalive},
+    {"check", check},     {"get", get},      {"list", list},       {"history", history},
+    {"revoke", revoke},   {"watch", watch},  {"unwatch", unwatch}, {"stats", stats},
     {"ping", ping},       {"backup", backup}};
 
 Error bad_request(std::string message) { return Error{errc::bad_request, std::move(message)}; }

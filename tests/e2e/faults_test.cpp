@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <csignal>
-
 #include <filesystem>
 #include <fstream>
 
@@ -123,8 +122,8 @@ TEST_CASE("a full disk answers unavailable and 503, and tenured resumes when spa
   CHECK(c.call(get_req("before"))["lease"]["owner"] == "a");  // reads go on
 
   disk.free_space();
-  CHECK(wait_until(
-      [&] { return c.call(acquire_req("after", "a"))["status"] == "acquired"; }, 10000ms));
+  CHECK(wait_until([&] { return c.call(acquire_req("after", "a"))["status"] == "acquired"; },
+                   10000ms));
   CHECK(http_get(d.web_port(), "/healthz").status == 200);
   CHECK(d.running());
 
@@ -143,8 +142,8 @@ TEST_CASE("a backup restored goes on above every token issued after it", "[e2e][
   auto c = d.connect();
   REQUIRE(c.call(acquire_req("b/kept", "a"))["status"] == "acquired");
   std::string backup = d.root() + "/backup";
-  ProcessResult made = run_process(
-      {tenure_cli_path(), "--socket", d.socket_path(), "admin", "backup", backup});
+  ProcessResult made =
+      run_process({tenure_cli_path(), "--socket", d.socket_path(), "admin", "backup", backup});
   REQUIRE(made.exit_code == 0);
   CHECK_THAT(made.out, Catch::Contains("--restore-from"));
   // Taken after the backup: the restored ledger does not know these tokens.
