@@ -86,9 +86,10 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
 bool Engine::start(std::string& error) {
   EngineCore& core = impl_->core;
   std::vector<std::pair<std::string, storage::LoadedState>> rows;
-  storage::Status status = core.ledger->scan_leases([&](std::string key, storage::LoadedState loaded) {
-    rows.emplace_back(std::move(key), std::move(loaded));
-  });
+  storage::Status status =
+      core.ledger->scan_leases([&](std::string key, storage::LoadedState loaded) {
+        rows.emplace_back(std::move(key), std::move(loaded));
+      });
   if (!status.ok()) {
     error = status.message();
     return false;

@@ -32,7 +32,7 @@ struct EngineConfig {
   std::size_t shards = 64;
   rocksdb::Env* ledger_env = nullptr;  // tests only: the file system under the ledger
   storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
-  Revision revision_floor = 0;                               // --revision-floor
+  Revision revision_floor = 0;                              // --revision-floor
   bool skip_verify = false;  // tests: skip the start-up check of the table files
 };
 

@@ -2,7 +2,6 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
-
 #include <spdlog/spdlog.h>
 
 #include <bit>
@@ -133,7 +132,8 @@ void GroupWriter::try_resume() {
   Status status = s.ok() ? write_marks_now(revision_.load()) : Status::from(s);
   std::lock_guard lock(mutex_);
   if (!status.ok()) {
-    if (status.message() != last_error_) spdlog::warn("the ledger cannot resume yet: {}", status.message());
+    if (status.message() != last_error_)
+      spdlog::warn("the ledger cannot resume yet: {}", status.message());
     last_error_ = status.message();
     return;
   }

@@ -5,8 +5,8 @@
 // refusal has dropped its unwritten state, and then until RocksDB resumes (it retries once a
 // second): nothing is acknowledged that was not written, and no write builds on one that failed.
 #include <array>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -100,8 +100,8 @@ class GroupWriter {
   [[nodiscard]] bool commit(std::vector<Pending>& batch);
   void refuse(std::vector<Pending>& batch);
   Status write_marks_now(Revision durable);  // REQUIRES: writer thread (or not started)
-  Status reserve_for(Revision next);          // REQUIRES: writer thread
-  void try_resume();                          // REQUIRES: writer thread, unhealthy
+  Status reserve_for(Revision next);         // REQUIRES: writer thread
+  void try_resume();                         // REQUIRES: writer thread, unhealthy
 
   rocksdb::DB* db_;
   ColumnFamilies cf_;

@@ -73,8 +73,8 @@ Status classify_open_failure(const LedgerOptions& options, const rocksdb::Status
     return Status(errc::in_use, "the data dir is in use by another tenured (" + text + ")");
   }
   if (s.IsCorruption()) {
-    bool names_file = text.find(".sst") != std::string::npos ||
-                      text.find("MANIFEST") != std::string::npos;
+    bool names_file =
+        text.find(".sst") != std::string::npos || text.find("MANIFEST") != std::string::npos;
     std::string wal = newest_wal(options.path);
     return damaged(options, names_file || wal.empty() ? text : text + " (newest WAL: " + wal + ")");
   }
@@ -158,10 +158,9 @@ Status check_for_damage(const LedgerOptions& options, const std::optional<Marks>
   if (status.ok()) status = read_last_revision(db.get(), handles[3], revision);
   if (status.ok() && marks && revision < marks->durable) {
     std::string wal = newest_wal(options.path);
-    status = damaged(options, "it ends at revision " + std::to_string(revision) +
-                                  " but revision " + std::to_string(marks->durable) +
-                                  " was durable (" + options.marks_path +
-                                  "); acknowledged changes are missing" +
+    status = damaged(options, "it ends at revision " + std::to_string(revision) + " but revision " +
+                                  std::to_string(marks->durable) + " was durable (" +
+                                  options.marks_path + "); acknowledged changes are missing" +
                                   (wal.empty() ? "" : " (newest WAL: " + wal + ")"));
   }
   for (auto* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
@@ -248,11 +247,10 @@ Status Ledger::start_above(const std::optional<Marks>& marks, Revision& revision
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
   event.token = floor;
-  recovery_note_ = (options_.mode == OpenMode::recover ? "recovered a damaged ledger"
-                                                       : "restored a backup") +
-                   std::string(": revision ") + std::to_string(revision) + " read, restarting at " +
-                   std::to_string(event_revision) + ", every new token above " +
-                   std::to_string(floor);
+  recovery_note_ =
+      (options_.mode == OpenMode::recover ? "recovered a damaged ledger" : "restored a backup") +
+      std::string(": revision ") + std::to_string(revision) + " read, restarting at " +
+      std::to_string(event_revision) + ", every new token above " + std::to_string(floor);
   rocksdb::WriteBatch wb;
   rocksdb::Status s = wb.Put(cf_.meta, "token_floor", big_endian(floor));
   if (s.ok()) s = wb.Put(cf_.events, big_endian(event_revision), encode_event(event));
@@ -364,8 +362,8 @@ Status Ledger::scan_leases(const std::function<void(std::string, LoadedState)>& 
   return Status::from(it->status());
 }
 
-Status Ledger::list(std::string_view prefix, std::string_view after, std::size_t limit,
-                    Millis now, std::vector<LeaseRow>& rows, bool& more) const {
+Status Ledger::list(std::string_view prefix, std::string_view after, std::size_t limit, Millis now,
+                    std::vector<LeaseRow>& rows, bool& more) const {
   rows.clear();
   more = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.leases));

@@ -1,6 +1,7 @@
 // Each request's engine call and how its result is written back. Engine replies arrive on engine
 // threads; everything here after the call runs on the connection's strand.
 #include <boost/asio/post.hpp>
+#include <filesystem>
 
 #include "transports/conversation.hpp"
 #include "transports/reply_format.hpp"
@@ -156,8 +157,28 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
             reply(op, [&](std::string& out) { return format_stats(out, id, server, stats); });
           },
           [&](PingRequest&) { reply(op, [&](std::string& out) { return format_pong(out, id); }); },
+          [&](BackupRequest& request) { backup(std::move(id), request); },
       },
       body);
+}
+
+void Conversation::backup(std::string id, const BackupRequest& request) {
+  constexpr std::size_t op = op_of<BackupRequest>;
+  Engine& engine = context_.engine;
+  Revision revision = engine.revision();
+  std::optional<Error> refusal;
+  if (!credentials_.admin) {
+    refusal = Error{errc::forbidden, "backup is for admin principals only"};
+  } else if (std::error_code ec; std::filesystem::exists(request.dir, ec) || ec) {
+    refusal = Error{errc::bad_request, "dir " + request.dir + " exists already"};
+  } else if (storage::Status status = engine.backup(request.dir); !status.ok()) {
+    // Runs on this strand: a checkpoint is a flush and hard links, quick next to its rarity.
+    refusal = Error{errc::unavailable, "cannot back up the ledger: " + status.message()};
+  }
+  reply(op, [&](std::string& out) {
+    return refusal ? format_error(out, id, *refusal)
+                   : format_backup(out, id, request.dir, revision);
+  });
 }
 
 void Conversation::start_watch(std::string id, WatchRequest& request) {

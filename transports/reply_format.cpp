@@ -203,6 +203,13 @@ ReplyOutcome format_pong(std::string& out, std::string_view id) {
   return ReplyStatus::pong;
 }
 
+ReplyOutcome format_backup(std::string& out, std::string_view id, const std::string& dir,
+                           Revision revision) {
+  JsonWriter w(out);
+  begin_reply(w, id, ReplyStatus::ok).field("dir", dir).field("revision", revision).end_object();
+  return ReplyStatus::ok;
+}
+
 ReplyOutcome format_watching(std::string& out, std::string_view id, std::uint64_t watch_id,
                              Revision current) {
   JsonWriter w(out);

@@ -23,18 +23,23 @@ struct UnwatchRequest {
 };
 
 struct StatsRequest {};
+// Admin only: an online, consistent copy of the ledger in `dir`, an absolute path that does not
+// exist yet, on the server's machine.
+struct BackupRequest {
+  std::string dir;
+};
 struct PingRequest {};
 
 using RequestBody =
     std::variant<AcquireRequest, RenewRequest, ReleaseRequest, KeepaliveRequest, CheckRequest,
                  GetRequest, ListRequest, HistoryRequest, RevokeRequest, WatchRequest,
-                 UnwatchRequest, StatsRequest, PingRequest>;
+                 UnwatchRequest, StatsRequest, PingRequest, BackupRequest>;
 
 // The ops in the order of RequestBody's alternatives, then the name under which requests that
 // could not be parsed are counted.
-inline constexpr std::string_view kOpNames[] = {"acquire", "renew", "release", "keepalive", "check",
-                                                "get",     "list",  "history", "revoke",    "watch",
-                                                "unwatch", "stats", "ping",    "invalid"};
+inline constexpr std::string_view kOpNames[] = {
+    "acquire", "renew", "release", "keepalive", "check", "get",    "list",   "history",
+    "revoke",  "watch", "unwatch", "stats",     "ping",  "backup", "invalid"};
 inline constexpr std::size_t kInvalidOp = std::variant_size_v<RequestBody>;
 static_assert(std::size(kOpNames) == kInvalidOp + 1);
 
@@ -44,7 +49,7 @@ inline bool is_mutation(const RequestBody& body) {
          std::holds_alternative<RenewRequest>(body) ||
          std::holds_alternative<ReleaseRequest>(body) ||
          std::holds_alternative<KeepaliveRequest>(body) ||
-         std::holds_alternative<RevokeRequest>(body);
+         std::holds_alternative<RevokeRequest>(body) || std::holds_alternative<BackupRequest>(body);
 }
 
 // The outcome of parsing one line. `id` is the raw JSON text of the request's id, to be echoed

@@ -22,7 +22,8 @@ constexpr std::array<std::string_view, static_cast<std::size_t>(Field::count)> k
     "before_token",
     "reason",
     "from_revision",
-    "watch_id"};
+    "watch_id",
+    "dir"};
 
 // Requests are flat; anything nested deeper than this is refused rather than recursed into.
 constexpr int kMaxDepth = 32;

@@ -31,6 +31,7 @@ enum class Field : std::uint8_t {
   reason,
   from_revision,
   watch_id,
+  dir,
   count
 };
 

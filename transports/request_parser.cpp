@@ -107,13 +107,22 @@ RequestBody unwatch(FieldChecks& in) {
 RequestBody stats(FieldChecks&) { return StatsRequest{}; }
 RequestBody ping(FieldChecks&) { return PingRequest{}; }
 
+RequestBody backup(FieldChecks& in) {
+  BackupRequest r;
+  r.dir = in.optional_string(Field::dir).value_or(std::string());
+  if (!in.error() && (r.dir.empty() || r.dir.front() != '/')) {
+    in.fail("dir is required: an absolute path on the server's machine that does not exist yet");
+  }
+  return r;
+}
+
 using Builder = RequestBody (*)(FieldChecks&);
 
 constexpr std::pair<std::string_view, Builder> kOps[] = {
-    {"acquire", acquire}, {"renew", renew}, {"release", release}, {"keepalive", keepalive},
-    {"check", check},     {"get", get},     {"list", list},       {"history", history},
-    {"revoke", revoke},   {"watch", watch}, {"unwatch", unwatch}, {"stats", stats},
-    {"ping", ping}};
+    {"acquire", acquire}, {"renew", renew},  {"release", release}, {"keepalive", keepalive},
+    {"check", check},     {"get", get},      {"list", list},       {"history", history},
+    {"revoke", revoke},   {"watch", watch},  {"unwatch", unwatch}, {"stats", stats},
+    {"ping", ping},       {"backup", backup}};
 
 // Every op takes an id, checked by the parser.
 void present_id(FieldChecks& in) { in.present(Field::id); }

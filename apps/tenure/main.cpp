@@ -4,6 +4,7 @@
 #include <functional>
 #include <iostream>
 
+#include "apps/tenure/admin_backup.hpp"
 #include "apps/tenure/commands.hpp"
 #include "apps/tenure/failure.hpp"
 #include "apps/tenure/run_command.hpp"
@@ -219,6 +220,8 @@ int main(int argc, char** argv) {
 
   auto* ping_cmd = app.add_subcommand("ping", "check that tenured answers, and how fast");
   on_parse(ping_cmd, [&] { return ping_command(g); });
+
+  add_admin_commands(app, g, on_parse);
 
   OptionalText watch_prefix;
   OptionalText watch_key;
