@@ -101,7 +101,9 @@ std::optional<HttpResponse> HttpSession::respond(const boost::system::error_code
   }
   const HttpRequest& request = parser.get();
   if (refuse_) {
-    return text_response(http::status::service_unavailable, "too many connections; try again later",
+    // Not 503: that is /healthz's word for a ledger that refuses writes (§7a), and any local
+    // user can fill the slots.
+    return text_response(http::status::too_many_requests, "too many connections; try again later",
                          request.version(), false);
   }
   if (target_path(request.target()) != kWebSocketPath || !beast::websocket::is_upgrade(request)) {

@@ -6,6 +6,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
@@ -30,7 +31,8 @@ UnixServer::UnixServer(asio::io_context& io, ServerContext& context, std::size_t
       context_(context),
       max_connections_(max_connections),
       access_(access),
-      acceptor_(asio::make_strand(io)) {}
+      acceptor_(asio::make_strand(io)),
+      path_check_(acceptor_.get_executor()) {}
 
 bool UnixServer::listen(const std::string& path, std::string& error) {
   if (!claim_socket_path(path, error)) return false;
@@ -45,20 +47,33 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
   path_ = path;
   owns_path_ = true;
   // Nobody can connect before listen(), so the file's access is settled before anyone may.
-  if (access_.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access_.group) != 0) {
-    error = "cannot set the group of " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  if (::chmod(path.c_str(), access_.mode) != 0) {
-    error = "cannot set the mode of " + path + ": " + std::strerror(errno);
-    return false;
-  }
+  if (!set_access(error)) return false;
   acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     error = "cannot listen on " + path + ": " + ec.message();
     return false;
   }
+  remember_path_identity();
   return true;
+}
+
+bool UnixServer::set_access(std::string& error) {
+  if (access_.group && ::chown(path_.c_str(), static_cast<uid_t>(-1), *access_.group) != 0) {
+    error = "cannot set the group of " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  if (::chmod(path_.c_str(), access_.mode) != 0) {
+    error = "cannot set the mode of " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void UnixServer::remember_path_identity() {
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) != 0) return;
+  device_ = st.st_dev;
+  inode_ = st.st_ino;
 }
 
 bool UnixServer::adopt(int fd, std::string& error) {
@@ -74,11 +89,75 @@ bool UnixServer::adopt(int fd, std::string& error) {
 
 void UnixServer::start() {
   asio::co_spawn(acceptor_.get_executor(), accept_loop(), LogTaskFailure("socket accept loop"));
+  if (owns_path_) {
+    asio::co_spawn(acceptor_.get_executor(), keep_path(), LogTaskFailure("socket file check"));
+  }
 }
 
 void UnixServer::stop() {
+  asio::post(acceptor_.get_executor(), [this] { path_check_.cancel(); });
   close_acceptor(acceptor_);
   if (owns_path_) ::unlink(path_.c_str());
+}
+
+asio::awaitable<void> UnixServer::keep_path() {
+  constexpr auto kCheckEvery = std::chrono::seconds(1);
+  bool told_replaced = false;
+  while (acceptor_.is_open()) {
+    path_check_.expires_after(kCheckEvery);
+    auto [cancelled] = co_await path_check_.async_wait(as_tuple(use_awaitable));
+    if (cancelled || !acceptor_.is_open()) co_return;
+    struct stat st {};
+    if (::lstat(path_.c_str(), &st) == 0) {
+      bool ours = st.st_dev == device_ && st.st_ino == inode_;
+      // Someone else's file (perhaps another daemon's socket) is not ours to delete.
+      if (!ours && !told_replaced) {
+        spdlog::error(
+            "the socket file {} was replaced by another file; new clients reach that, "
+            "not this daemon",
+            path_);
+      }
+      told_replaced = !ours;
+      continue;
+    }
+    if (errno != ENOENT) continue;
+    spdlog::warn("the socket file {} was deleted; making it again", path_);
+    std::string error;
+    if (!rebind(error)) spdlog::error("{}; retrying in a second", error);
+  }
+}
+
+// A fresh listening socket on the path takes the place of the old one, whose name is gone. The
+// accept loop's pending accept ends as cancelled and goes on with the new socket.
+bool UnixServer::rebind(std::string& error) {
+  asio::local::stream_protocol::endpoint endpoint(path_);
+  asio::local::stream_protocol::acceptor fresh(acceptor_.get_executor());
+  boost::system::error_code ec;
+  fresh.open(endpoint.protocol(), ec);
+  if (!ec) fresh.bind(endpoint, ec);
+  if (ec) {
+    error = "cannot make the socket file " + path_ + " again: " + ec.message();
+    return false;
+  }
+  if (!set_access(error)) {
+    ::unlink(path_.c_str());
+    return false;
+  }
+  fresh.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    error = "cannot listen on the new socket file " + path_ + ": " + ec.message();
+    return false;
+  }
+  remember_path_identity();
+  int handle = fresh.release(ec);
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  acceptor_.assign(endpoint.protocol(), handle, ec);
+  if (ec) {
+    error = "cannot listen on the new socket file " + path_ + ": " + ec.message();
+    return false;
+  }
+  return true;
 }
 
 asio::awaitable<void> UnixServer::accept_loop() {

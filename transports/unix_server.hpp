@@ -1,12 +1,15 @@
 #pragma once
 // Listens on the Unix socket (§2, §7): accepts connections, learns each peer's uid, and refuses
 // those past --max-connections with a too_many_requests line. At shutdown it stops accepting
-// and removes its socket file.
+// and removes its socket file. A socket file of its own deleted under it (a cleaner of /tmp or
+// /run, a careless rm) is noticed within a second, logged, and made again: new clients can
+// connect as before, and connections already open never noticed.
 #include <sys/types.h>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <optional>
 #include <string>
@@ -42,6 +45,12 @@ class UnixServer {
   using Socket = boost::asio::local::stream_protocol::socket;
 
   boost::asio::awaitable<void> accept_loop();
+  // Gives the socket file its group and mode (§7); false with `error` if not.
+  bool set_access(std::string& error);
+  // Every second, makes the socket file again if it is gone. On the acceptor's strand.
+  boost::asio::awaitable<void> keep_path();
+  bool rebind(std::string& error);
+  void remember_path_identity();
   void admit(Socket socket, const Conversation::Strand& strand);
   static boost::asio::awaitable<void> refuse(Socket socket, std::string line);
 
@@ -51,7 +60,11 @@ class UnixServer {
   SocketAccess access_;
   boost::asio::local::stream_protocol::acceptor acceptor_;  // on a strand: stop() posts to it
   std::string path_;
-  bool owns_path_ = false;  // stop() removes the file
+  bool owns_path_ = false;  // stop() removes the file, keep_path() makes it again
+  boost::asio::steady_timer path_check_;
+  // The socket file this server made: told apart from one someone else put there.
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
 };
 
 }  // namespace tenure

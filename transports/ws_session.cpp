@@ -29,6 +29,7 @@ constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 constexpr auto kIdleTimeout = std::chrono::seconds(300);
 // The rest of a message over the frame limit is read in pieces of this size and thrown away.
 constexpr std::size_t kDiscardChunk = 64 * 1024;
+constexpr std::uint64_t kLengthTopBit = std::uint64_t{1} << 63;
 
 }  // namespace
 
@@ -114,6 +115,14 @@ asio::awaitable<WsSession::Message> WsSession::read_message() {
     message.size += n;
     if (error) {
       message.error = error;
+      co_return message;
+    }
+    // RFC 6455 5.2: a 64-bit frame length has its top bit clear. Beast does not check; a length
+    // of 2^63 or more is no message anyone sends, and reading it to its end would never end.
+    if (!ws_.is_message_done() && ws_.read_size_hint(1) >= kLengthTopBit - message.size) {
+      spdlog::info("connection {} (WebSocket): a frame length has its top bit set; closing",
+                   conn());
+      message.error = websocket::error::bad_size;
       co_return message;
     }
     if (message.size > limit) input_.clear();

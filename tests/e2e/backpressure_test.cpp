@@ -1,6 +1,7 @@
 // Output bounds and a client's fair share (§2): replies are never cut short, a connection that
 // does not read stops being read instead of growing the server, waiting acquires do not block a
 // connection's renewals, and `lost` notices reach a client that reads, however many at once.
+#include <signal.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -209,4 +210,39 @@ TEST_CASE("watches past --max-watches-per-connection or --max-watches get too_ma
     if ((*e)["event"] == "acquired") ++acquired;
   }
   CHECK(acquired == 2);  // the key watch and the prefix "" watch
+}
+
+TEST_CASE("a daemon stopped and continued under load delays replies, loses none",
+          "[e2e][backpressure]") {
+  Daemon d;
+  std::vector<LineClient> clients;
+  for (int i = 0; i < 4; ++i) clients.push_back(d.connect());
+  std::vector<std::vector<std::int64_t>> ids(clients.size());
+  auto send_batch = [&](int round) {
+    for (std::size_t c = 0; c < clients.size(); ++c) {
+      for (int k = 0; k < 20; ++k) {
+        std::string key = "stop/" + std::to_string(c) + "/" + std::to_string(round * 20 + k);
+        ids[c].push_back(
+            clients[c].send(acquire_req(key, "o" + std::to_string(c), "\"ttl_ms\":120000")));
+      }
+    }
+  };
+  send_batch(0);
+  REQUIRE(::kill(d.pid(), SIGSTOP) == 0);
+  send_batch(1);  // into the socket buffers of a stopped daemon
+  std::this_thread::sleep_for(2s);
+  send_batch(2);
+  REQUIRE(::kill(d.pid(), SIGCONT) == 0);
+  send_batch(3);
+  for (std::size_t c = 0; c < clients.size(); ++c) {
+    for (std::int64_t id : ids[c]) {
+      Json r = clients[c].reply(id, 30000ms);
+      INFO("connection " << c << ", request " << id);
+      CHECK(r["status"] == "acquired");
+    }
+    CHECK_FALSE(clients[c].peer_closed());
+  }
+  // Every acknowledged lease is held.
+  Json l = d.connect().call("\"op\":\"list\",\"prefix\":\"stop/\",\"limit\":10000");
+  CHECK(l["leases"].size() == clients.size() * 80);
 }

@@ -314,3 +314,17 @@ TEST_CASE("sync none works and says so at start-up", "[e2e][daemon]") {
   INFO(log);
   CHECK(log.find("none") != std::string::npos);
 }
+
+TEST_CASE("a socket file deleted under the daemon is made again", "[e2e][daemon]") {
+  Daemon d;
+  auto before = d.connect();
+  REQUIRE(::unlink(d.socket_path().c_str()) == 0);
+  CHECK(wait_until([&] { return LineClient::try_connect(d.socket_path()).has_value(); }, 10000ms));
+  CHECK(d.connect().call("\"op\":\"ping\"")["status"] == "pong");
+  // The connection from before never noticed.
+  CHECK(before.call("\"op\":\"ping\"")["status"] == "pong");
+  CHECK(d.log().find("was deleted; making it again") != std::string::npos);
+  // And it is still removed at shutdown.
+  CHECK(d.terminate().exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(d.socket_path()));
+}

@@ -1,6 +1,12 @@
 // The same protocol over WebSocket (§2, §3), its credentials and origins (§7), and the HTTP face
 // of the listener (§7a): a real tenured with its listener on a free loopback port.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <ctime>
 
@@ -195,6 +201,46 @@ TEST_CASE("undefined and repeated fields over WebSocket are bad_request naming t
   CHECK(c.call(get_req("ws/strict"))["lease"] == nullptr);
 }
 
+TEST_CASE("a WebSocket frame length with its top bit set closes the connection",
+          "[e2e][websocket]") {
+  Daemon d(web_args());
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(d.web_port());
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  std::string upgrade =
+      "GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  REQUIRE(::send(fd, upgrade.data(), upgrade.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(upgrade.size()));
+  std::string response;
+  char buffer[4096];
+  while (response.find("\r\n\r\n") == std::string::npos) {
+    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    REQUIRE(n > 0);
+    response.append(buffer, static_cast<std::size_t>(n));
+  }
+  REQUIRE(response.starts_with("HTTP/1.1 101"));
+  // A masked text frame claiming 2^63 + 5 bytes, and a few of them.
+  std::string frame = {'\x81', '\xff', '\x80', 0, 0, 0, 0, 0, 0, 5, 1, 2, 3, 4};
+  frame += std::string(1000, 'x');
+  REQUIRE(::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(frame.size()));
+  timeval timeout{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  ssize_t n = 0;
+  do {
+    n = ::recv(fd, buffer, sizeof buffer, 0);
+  } while (n > 0);
+  // Closed (end or reset), not left waiting for more of the frame.
+  CHECK((n == 0 || errno == ECONNRESET));
+  ::close(fd);
+  CHECK(WsClient(d.web_port()).call("\"op\":\"ping\"")["status"] == "pong");
+}
+
 TEST_CASE("GET /healthz, /, and 404 elsewhere", "[e2e][websocket]") {
   Daemon d(web_args());
   unsigned short port = d.web_port();
@@ -300,12 +346,15 @@ TEST_CASE("the listener stays on loopback unless told otherwise", "[e2e][websock
   CHECK(r.exit_code == 1);
 }
 
-TEST_CASE("connections past --max-connections get 503", "[e2e][websocket]") {
+TEST_CASE("connections past --max-connections get 429, and /healthz keeps 503 for the ledger",
+          "[e2e][websocket]") {
   Daemon d(web_args({"--max-connections", "2"}));
   unsigned short port = d.web_port();
   WsClient a(port);
   WsClient b(port);
-  CHECK(WsClient::upgrade_status(port, WsOptions()) == 503);
+  CHECK(WsClient::upgrade_status(port, WsOptions()) == 429);
+  // Full slots say nothing about the ledger: a health check must not read them as unhealthy.
+  CHECK(http_get(port, "/healthz").status == 429);
   CHECK(a.call("\"op\":\"ping\"")["status"] == "pong");
 }
 
