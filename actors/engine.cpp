@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <latch>
 #include <mutex>
 
@@ -19,41 +18,32 @@ std::string_view to_string(OpKind kind) {
   return kNames[static_cast<std::size_t>(kind)];
 }
 
-// The gate of in-flight work: stop() waits until every admitted request has had its reply.
 struct Engine::Impl {
   Impl(boost::asio::io_context& io, const Clock& clock, EngineConfig config,
        std::unique_ptr<storage::Ledger> ledger)
       : core(io, clock, std::move(config), std::move(ledger)) {}
 
   EngineCore core;
-  std::atomic<bool> stopping{false};
-  std::mutex gate_mutex;
-  std::condition_variable gate_drained;
-  std::uint64_t in_flight = 0;
-  bool stopped = false;
+  // Admitted requests: stop() closes it and waits until every one has had its reply.
+  TurnGate requests;
   std::atomic<std::uint64_t> next_watch_id{1};
 
   // Counts the request and lets it in unless the engine is stopping (then answers it).
   template <typename Result>
   bool admit(OpKind kind, Reply<Result>& reply) {
-    core.counters.ops[static_cast<std::size_t>(kind)].fetch_add(1);
-    std::lock_guard lock(gate_mutex);
-    if (stopping.load()) {
-      Result result;
-      result.error = Error{errc::unavailable, "the server is shutting down"};
-      reply(std::move(result));
-      return false;
-    }
-    ++in_flight;
-    return true;
+    core.counters.ops[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+    if (requests.enter()) return true;
+    Result result;
+    result.error = Error{errc::unavailable, "the server is shutting down"};
+    reply(std::move(result));
+    return false;
   }
 
   template <typename Result>
   Reply<Result> tracked(Reply<Result> reply) {
     return [this, reply = std::move(reply)](Result result) {
       reply(std::move(result));
-      std::lock_guard lock(gate_mutex);
-      if (--in_flight == 0) gate_drained.notify_all();
+      requests.leave();
     };
   }
 
@@ -68,10 +58,24 @@ Engine::~Engine() { stop(); }
 
 std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& clock,
                                      EngineConfig config, std::string& error) {
-  storage::LedgerOptions options{config.data_dir,        config.sync,        config.history_keep,
-                                 config.history_max_age, config.events_keep, config.ledger_env};
-  auto ledger = storage::Ledger::open(options, error);
-  if (!ledger) return nullptr;
+  storage::LedgerOptions options;
+  options.path = config.data_dir;
+  options.mode = config.open_mode;
+  options.revision_floor = config.revision_floor;
+  options.sync = config.sync;
+  options.history_keep = config.history_keep;
+  options.history_max_age = config.history_max_age;
+  options.events_keep = config.events_keep;
+  options.env = config.ledger_env;
+  options.skip_verify = config.skip_verify;
+  storage::Status status;
+  auto ledger = storage::Ledger::open(options, status);
+  if (!ledger) {
+    error = status.message();
+    return nullptr;
+  }
+  if (!ledger->recovery_note().empty()) spdlog::warn("{}", ledger->recovery_note());
+  config.limits.token_floor = ledger->token_floor();
   auto impl = std::make_unique<Impl>(io, clock, std::move(config), std::move(ledger));
   EventBus& bus = impl->core.bus;
   impl->core.ledger->writer().set_event_sink(
@@ -82,11 +86,11 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
 bool Engine::start(std::string& error) {
   EngineCore& core = impl_->core;
   std::vector<std::pair<std::string, storage::LoadedState>> rows;
-  if (!core.ledger->scan_leases(
-          [&](std::string key, storage::LoadedState loaded) {
-            rows.emplace_back(std::move(key), std::move(loaded));
-          },
-          error)) {
+  storage::Status status = core.ledger->scan_leases([&](std::string key, storage::LoadedState loaded) {
+    rows.emplace_back(std::move(key), std::move(loaded));
+  });
+  if (!status.ok()) {
+    error = status.message();
     return false;
   }
   std::size_t corrupt = 0;
@@ -99,7 +103,12 @@ bool Engine::start(std::string& error) {
   }
   turns.wait();
   core.ledger->writer().flush();
-  std::size_t compacted = core.ledger->compact_history(core.clock.now());
+  std::size_t compacted = 0;
+  status = core.ledger->compact_history(core.clock.now(), compacted);
+  if (!status.ok()) {
+    error = "cannot compact the history: " + status.message();
+    return false;
+  }
   spdlog::info(
       "ledger recovered: revision {}, {} leases loaded, {} undecodable rows, {} old "
       "tenure records compacted",
@@ -108,20 +117,11 @@ bool Engine::start(std::string& error) {
 }
 
 void Engine::stop() {
-  {
-    std::lock_guard lock(impl_->gate_mutex);
-    if (impl_->stopped) return;
-    impl_->stopped = true;
-    impl_->stopping.store(true);
-  }
+  if (!impl_->requests.close()) return;
   EngineCore& core = impl_->core;
   for (auto& actor : core.registry.snapshot()) actor->post_shutdown();
-  {
-    std::unique_lock lock(impl_->gate_mutex);
-    if (!impl_->gate_drained.wait_for(lock, std::chrono::seconds(10),
-                                      [&] { return impl_->in_flight == 0; })) {
-      spdlog::warn("stopping with {} requests unanswered", impl_->in_flight);
-    }
+  if (!impl_->requests.wait_idle(std::chrono::seconds(10))) {
+    spdlog::warn("stopping with {} requests unanswered", impl_->requests.open());
   }
   core.registry.cancel_timers();
   core.ledger->writer().flush();
@@ -178,20 +178,19 @@ void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
   // Not resident, so no live lease: answer from the row without waking an actor.
   auto done = impl_->tracked(std::move(reply));
   HolderResult result;
-  std::string error;
-  auto loaded = core.ledger->load(request.key, error);
-  if (!loaded) {
-    result.error = Error{errc::unavailable, "cannot read the ledger: " + error};
+  storage::LoadedState loaded;
+  if (storage::Status status = core.ledger->load(request.key, loaded); !status.ok()) {
+    result.error = ledger_unreadable(status);
     done(std::move(result));
     return;
   }
   Change ignored;
-  HolderOutcome outcome = tenure::check(loaded->state, request.key, request.token, request.owner,
+  HolderOutcome outcome = tenure::check(loaded.state, request.key, request.token, request.owner,
                                         request.caller.received_at, ignored);
   result.status = outcome.status;
   result.reason = outcome.reason;
   result.key = request.key;
-  result.lease = loaded->state.lease;
+  result.lease = loaded.state.lease;
   done(std::move(result));
 }
 
@@ -205,15 +204,18 @@ void Engine::get(GetRequest request, Reply<GetResult> reply) {
   }
   auto done = impl_->tracked(std::move(reply));
   GetResult result;
-  std::string error;
-  auto loaded = core.ledger->load(request.key, error);
-  if (!loaded) {
-    result.error = Error{errc::unavailable, "cannot read the ledger: " + error};
+  storage::LoadedState loaded;
+  if (storage::Status status = core.ledger->load(request.key, loaded); !status.ok()) {
+    result.error = ledger_unreadable(status);
   } else {
     result.key = request.key;
-    const auto& lease = loaded->state.lease;
+    const auto& lease = loaded.state.lease;
     if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
-    result.last_token = loaded->state.last_token;
+    result.last_token = loaded.state.last_token;
+    // An actor may retire during lock-delay: the row still has it.
+    if (!result.lease && loaded.state.lock_until > request.caller.received_at) {
+      result.lock_delay_until = loaded.state.lock_until;
+    }
   }
   done(std::move(result));
 }
@@ -284,7 +286,7 @@ void Engine::disconnect(ConnId conn, std::vector<std::string> keys) {
   // Taken before the check, so that stop() either sees this ticket or this call sees stopping.
   // A stopped engine writes nothing more; recovery releases the connection-bound leases.
   TurnGate::Ticket ticket(core.turns);
-  if (impl_->stopping.load()) return;
+  if (impl_->requests.closed()) return;
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   for (const std::string& key : keys) {
@@ -298,7 +300,7 @@ std::shared_ptr<Watch> Engine::watch(WatchFilter filter, std::optional<Revision>
   auto watch = std::make_shared<Watch>(impl_->next_watch_id.fetch_add(1), std::move(filter),
                                        std::move(sink));
   TurnGate::Ticket ticket(core.turns);  // as in disconnect: no replay is queued after stop()
-  if (impl_->stopping.load()) from.reset();
+  if (impl_->requests.closed()) from.reset();
   current = watch->start(core, from);
   return watch;
 }
@@ -309,8 +311,13 @@ void Engine::fire_due_timers() { impl_->core.registry.fire_due(); }
 
 EventBus& Engine::events() { return impl_->core.bus; }
 
-std::vector<Event> Engine::events_from(Revision from, std::size_t limit) const {
-  return impl_->core.ledger->events_from(from, limit);
+storage::Status Engine::events_from(Revision from, std::size_t limit,
+                                    std::vector<Event>& events) const {
+  return impl_->core.ledger->events_from(from, limit, events);
+}
+
+storage::Status Engine::backup(const std::string& dir) const {
+  return impl_->core.ledger->backup(dir);
 }
 
 bool Engine::healthy() const { return impl_->core.ledger->healthy(); }
@@ -333,6 +340,7 @@ EngineStats Engine::stats() const {
   for (std::size_t i = 0; i < s.expiry_lateness_ms_log2.size(); ++i) {
     s.expiry_lateness_ms_log2[i] = core.counters.expiry_lateness_ms_log2[i].load();
   }
+  s.expiry_lateness_ms_sum = core.counters.expiry_lateness_ms_sum.load();
   s.writer = core.ledger->writer().stats();
   s.healthy = core.ledger->healthy();
   return s;

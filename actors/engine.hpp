@@ -14,6 +14,7 @@
 #include "actors/watch.hpp"
 #include "core/clock.hpp"
 #include "storage/group_writer.hpp"
+#include "storage/ledger.hpp"
 
 namespace rocksdb {
 class Env;
@@ -30,6 +31,9 @@ struct EngineConfig {
   std::uint64_t events_keep = 1'000'000;
   std::size_t shards = 64;
   rocksdb::Env* ledger_env = nullptr;  // tests only: the file system under the ledger
+  storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
+  Revision revision_floor = 0;                               // --revision-floor
+  bool skip_verify = false;  // tests: skip the start-up check of the table files
 };
 
 // Told when a lease bound to a connection is lost (expired or revoked) while it is open.
@@ -51,6 +55,7 @@ struct EngineStats {
   std::uint64_t pending_turns = 0;  // actor turns queued and shard timers armed
   std::array<std::uint64_t, static_cast<std::size_t>(OpKind::count)> ops{};
   std::array<std::uint64_t, 16> expiry_lateness_ms_log2{};
+  std::uint64_t expiry_lateness_ms_sum = 0;
   storage::WriterStats writer;
   bool healthy = true;
 };
@@ -99,7 +104,9 @@ class Engine {
   void fire_due_timers();
 
   EventBus& events();
-  std::vector<Event> events_from(Revision from, std::size_t limit) const;
+  storage::Status events_from(Revision from, std::size_t limit, std::vector<Event>& events) const;
+  // An online, consistent copy of the ledger in `dir`, which must not exist (see Ledger::backup).
+  storage::Status backup(const std::string& dir) const;
   bool healthy() const;
   Revision revision() const;
   Revision oldest_revision() const;

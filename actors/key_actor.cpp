@@ -12,6 +12,11 @@
 #include "actors/reads.hpp"
 
 namespace tenure {
+namespace {
+
+constexpr Millis kRetryAfterRefusal = 1000;
+
+}  // namespace
 
 KeyActor::KeyActor(EngineCore& core, std::size_t key_size, std::uint16_t strand)
     : core_(core), strand_(strand), key_size_(static_cast<std::uint16_t>(key_size)) {}
@@ -51,13 +56,13 @@ void KeyActor::post(bool counted, Fn&& fn) {
       }));
 }
 
-bool KeyActor::load(std::string& error) {
-  if (loaded_) return true;
-  auto loaded = core_.ledger->load(key(), error);
-  if (!loaded) return false;
-  state_ = std::move(loaded->state);
+storage::Status KeyActor::load() {
+  if (loaded_) return {};
+  storage::LoadedState loaded;
+  if (storage::Status status = core_.ledger->load(key(), loaded); !status.ok()) return status;
+  state_ = std::move(loaded.state);
   loaded_ = true;
-  if (loaded->corrupt) {
+  if (loaded.corrupt) {
     spdlog::error(
         "ledger row of key {:?} cannot be decoded; treating the key as free with "
         "last token {}",
@@ -66,15 +71,15 @@ bool KeyActor::load(std::string& error) {
     step.change.state_dirty = true;
     finish(step);
   }
-  return true;
+  return {};
 }
 
 template <typename Result>
 bool KeyActor::load_or_fail(Reply<Result>& reply) {
-  std::string error;
-  if (load(error)) return true;
+  storage::Status status = load();
+  if (status.ok()) return true;
   Result result;
-  result.error = Error{errc::unavailable, "cannot read the ledger: " + error};
+  result.error = ledger_unreadable(status);
   reply(std::move(result));
   return false;
 }
@@ -175,12 +180,13 @@ void KeyActor::serve_waiters(Millis now, Step& step) {
   }
 }
 
-void KeyActor::account(const Change& change) {
-  for (const Event& e : change.events) {
+void KeyActor::account(const std::vector<Event>& events) {
+  for (const Event& e : events) {
     switch (e.type) {
       case EventType::acquired:
         core_.counters.live_leases.fetch_add(1);
         core_.owners.add(e.owner, this);
+        indexed_ = true;
         break;
       case EventType::expired:
         core_.counters.expired.fetch_add(1);
@@ -189,8 +195,10 @@ void KeyActor::account(const Change& change) {
       case EventType::revoked:
         core_.counters.live_leases.fetch_sub(1);
         core_.owners.remove(e.owner, this);
+        indexed_ = false;
         break;
       case EventType::renewed:
+      case EventType::recovered:
         break;
     }
   }
@@ -198,7 +206,6 @@ void KeyActor::account(const Change& change) {
 
 void KeyActor::finish(Step& step) {
   Change& change = step.change;
-  account(change);
   if (change.lost_conn != 0) {
     for (int i = static_cast<int>(change.events.size()) - 1; i >= 0; --i) {
       const Event& e = change.events[i];
@@ -250,8 +257,19 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, std::vector<Event>& even
   busy_->committed_seq = seq;
   std::erase_if(busy_->inflight_tenures,
                 [&](const Busy::InflightTenures& t) { return t.seq <= seq; });
-  // Memory may be ahead of disk after a failed write: read the key back before its next turn.
-  if (!ok) loaded_ = false;
+  if (ok) {
+    // Bookkeeping follows durability: an owner index entry exists only for a durable lease.
+    account(events);
+  } else {
+    // Memory may be ahead of disk after a failed write: read the key back before its next turn,
+    // and only then may the writer take writes again (see GroupWriter::submit).
+    loaded_ = false;
+    core_.ledger->writer().refusal_settled();
+    // A second from now the key is read back and its expiry retried, in case nothing else
+    // touches it (its timer was armed from the state that was not written).
+    wake_at_ = core_.clock.now() + kRetryAfterRefusal;
+    core_.registry.schedule(ActorRef(this), wake_at_);
+  }
   flush_ready(&events, seq, ok);
 }
 
@@ -291,7 +309,9 @@ void KeyActor::rearm() {
 
 void KeyActor::maybe_retire() {
   if (busy_ && busy_->drained()) busy_.reset();
-  if (retired_ || refs.load() != 0 || state_.lease || busy_) return;
+  // The owner index points at this actor while the ledger says it holds a lease, even when a
+  // failed write left memory without it.
+  if (retired_ || refs.load() != 0 || state_.lease || busy_ || indexed_) return;
   if (!core_.registry.retire(*this)) return;
   retired_.store(true, std::memory_order_release);
   // A wake-up still queued would keep this actor, and its memory, until its deadline.
@@ -381,7 +401,9 @@ void KeyActor::post_revoke(RevokeRequest request, Reply<HolderResult> reply) {
     Millis now = request.caller.received_at;
     Step step;
     settle(now, step);
-    HolderOutcome outcome = revoke(state_, key(), now, step.change);
+    HolderOutcome outcome =
+        revoke(state_, key(), Revocation{std::move(request.by), std::move(request.reason)}, now,
+               step.change);
     reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
     serve_waiters(now, step);
     finish(step);
@@ -410,6 +432,15 @@ void KeyActor::post_get(GetRequest request, Reply<GetResult> reply) {
     result.lease = state_.lease;
     result.last_token = state_.last_token;
     result.waiters = waiter_count();
+    if (busy_) {
+      for (const Waiter& w : busy_->waiters) {
+        if (result.waiting.size() == GetResult::kMaxListedWaiters) break;
+        result.waiting.push_back({w.request.params.owner, w.request.caller.received_at});
+      }
+    }
+    if (!state_.lease && state_.lock_until > request.caller.received_at) {
+      result.lock_delay_until = state_.lock_until;
+    }
     reply_now(step, std::move(reply), std::move(result));
     finish(step);
   });
@@ -467,6 +498,7 @@ void KeyActor::post_recover(storage::LoadedState loaded, std::function<void()> t
     if (state_.lease) {
       core_.counters.live_leases.fetch_add(1);
       core_.owners.add(state_.lease->owner, this);
+      indexed_ = true;
     }
     Millis now = core_.clock.now();
     if (state_.lease && state_.lease->release_on_disconnect && state_.lease->live_at(now)) {
@@ -500,13 +532,13 @@ void KeyActor::post_wake(Millis at) {
   post(false, [this, at] {
     if (at != wake_at_) return;  // superseded by an earlier wake-up
     wake_at_ = 0;
-    std::string error;
-    if (!load(error)) return;
+    if (!load().ok()) return;  // the next request on the key answers `unavailable`
     Millis now = core_.clock.now();
     if (state_.lease && state_.lease->expires_at && *state_.lease->expires_at <= now) {
       auto late = static_cast<std::uint64_t>(now - *state_.lease->expires_at);
       std::size_t bucket = std::min<std::size_t>(std::bit_width(late), 15);
       core_.counters.expiry_lateness_ms_log2[bucket].fetch_add(1);
+      core_.counters.expiry_lateness_ms_sum.fetch_add(late);
     }
     Step step;
     settle(now, step);

@@ -75,7 +75,7 @@ class KeyActor {
   void post(bool counted, Fn&& fn);
   template <typename Result>
   bool load_or_fail(Reply<Result>& reply);
-  bool load(std::string& error);
+  storage::Status load();
 
   // REQUIRES (all below): on the key's strand.
   void settle(Millis now, Step& step);
@@ -85,7 +85,7 @@ class KeyActor {
   void finish(Step& step);
   void on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events);
   void flush_ready(const std::vector<Event>* events, std::uint64_t committed, bool ok);
-  void account(const Change& change);
+  void account(const std::vector<Event>& events);
   void rearm();
   void maybe_retire();
 
@@ -130,6 +130,7 @@ class KeyActor {
   const std::uint16_t strand_;  // index into the registry's shared strands
   const std::uint16_t key_size_;
   bool loaded_ = false;
+  bool indexed_ = false;  // in the owner index (a durable live lease)
   std::atomic<bool> retired_{false};
 };
 

@@ -4,17 +4,27 @@
 
 namespace tenure {
 
+Error ledger_unreadable(const storage::Status& status) {
+  return Error{errc::unavailable, "cannot read the ledger: " + status.message()};
+}
+
 HistoryResult read_history(const storage::Ledger& ledger, const HistoryRequest& request) {
   HistoryResult result;
   bool more = false;
-  result.tenures = ledger.history(request.key, request.before_token, request.limit, more);
+  storage::Status status =
+      ledger.history(request.key, request.before_token, request.limit, result.tenures, more);
+  if (!status.ok()) {
+    result = HistoryResult{};
+    result.error = ledger_unreadable(status);
+    return result;
+  }
   if (more && !result.tenures.empty()) result.next = result.tenures.back().token;
   return result;
 }
 
 void overlay_history(HistoryResult& result, const std::vector<TenureRecord>& newer,
                      const HistoryRequest& request) {
-  if (newer.empty()) return;
+  if (newer.empty() || result.error) return;
   std::map<Token, TenureRecord, std::greater<>> merged;
   for (TenureRecord& t : result.tenures) merged[t.token] = std::move(t);
   for (const TenureRecord& t : newer) {
@@ -33,7 +43,13 @@ void overlay_history(HistoryResult& result, const std::vector<TenureRecord>& new
 ListResult read_list(const storage::Ledger& ledger, const ListRequest& request, Millis now) {
   ListResult result;
   bool more = false;
-  for (auto& row : ledger.list(request.prefix, request.after, request.limit, now, more)) {
+  std::vector<storage::LeaseRow> rows;
+  storage::Status status = ledger.list(request.prefix, request.after, request.limit, now, rows, more);
+  if (!status.ok()) {
+    result.error = ledger_unreadable(status);
+    return result;
+  }
+  for (auto& row : rows) {
     result.leases.push_back(ListedLease{std::move(row.key), std::move(row.lease)});
   }
   if (more && !result.leases.empty()) result.next = result.leases.back().key;

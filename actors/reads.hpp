@@ -12,5 +12,7 @@ void overlay_history(HistoryResult& result, const std::vector<TenureRecord>& new
                      const HistoryRequest& request);
 ListResult read_list(const storage::Ledger& ledger, const ListRequest& request, Millis now);
 Error ledger_unavailable(const storage::Ledger& ledger);
+// A read that failed while serving (§6).
+Error ledger_unreadable(const storage::Status& status);
 
 }  // namespace tenure

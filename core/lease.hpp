@@ -15,7 +15,9 @@ using Revision = std::uint64_t;
 using Principal = std::uint32_t;  // the peer's uid
 using ConnId = std::uint64_t;     // 0: no connection
 
-enum class EventType : std::uint8_t { acquired, renewed, released, expired, revoked };
+// `recovered` is the ledger's, not a key's: a recovery or restore raised the revision and every
+// key's next token (§6); its key is empty.
+enum class EventType : std::uint8_t { acquired, renewed, released, expired, revoked, recovered };
 enum class EndReason : std::uint8_t { released, expired, revoked };
 
 std::string_view to_string(EventType type);
@@ -49,12 +51,22 @@ struct KeyState {
   bool idle() const { return !lease && lock_until == 0; }
 };
 
+// Who revoked a tenure and why (§3 revoke), kept in its record and carried by its event. Both
+// empty unless the tenure was revoked (and `reason` also when none was given).
+struct Revocation {
+  std::string by;  // the revoking principal: "uid:N" or "ws"
+  std::string reason;
+
+  bool empty() const { return by.empty() && reason.empty(); }
+};
+
 struct TenureRecord {
   Token token = 0;
   std::string owner;
   Millis acquired_at = 0;
   std::optional<Millis> ended_at;
   std::optional<EndReason> end;
+  Revocation revocation;
 };
 
 struct Event {
@@ -65,6 +77,7 @@ struct Event {
   Millis at = 0;
   std::optional<Millis> expires_at;
   Revision revision = 0;  // assigned by the ledger at commit
+  Revocation revocation;  // revoked only
 };
 
 }  // namespace tenure

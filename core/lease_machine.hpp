@@ -16,6 +16,8 @@ struct Limits {
   Millis min_ttl = 10;
   Millis max_ttl = 86'400'000;
   Millis max_lock_delay = 60'000;
+  // Set after a recovery or restore (§6): new tenures start above it, whatever a key's row says.
+  Token token_floor = 0;
 };
 
 // What one step changed: the events to log, the tenure records to write, whether the key's row
@@ -80,8 +82,9 @@ HolderOutcome renew(KeyState& state, std::string_view key, const HolderParams& p
 HolderOutcome release(KeyState& state, std::string_view key, const HolderParams& params, Millis now,
                       Change& change);
 
-// Admin revoke: ends the live tenure whoever holds it.
-HolderOutcome revoke(KeyState& state, std::string_view key, Millis now, Change& change);
+// Admin revoke: ends the live tenure whoever holds it, recording who did and why.
+HolderOutcome revoke(KeyState& state, std::string_view key, const Revocation& revocation,
+                     Millis now, Change& change);
 
 // The fencing check: is `token` (of `owner`, if given) the live tenure right now?
 HolderOutcome check(KeyState& state, std::string_view key, Token token,

@@ -3,10 +3,13 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <spdlog/spdlog.h>
+
 #include <bit>
 #include <chrono>
 
 #include "storage/codec.hpp"
+#include "storage/marks.hpp"
 
 namespace tenure::storage {
 namespace {
@@ -25,13 +28,19 @@ GroupWriter::GroupWriter(rocksdb::DB* db, ColumnFamilies cf, WriterConfig config
                          Revision oldest_revision)
     : db_(db),
       cf_(cf),
-      config_(config),
+      config_(std::move(config)),
       write_batch_(std::make_unique<rocksdb::WriteBatch>()),
       revision_(revision),
-      oldest_revision_(oldest_revision),
-      thread_([this] { run(); }) {}
+      oldest_revision_(oldest_revision) {}
 
 GroupWriter::~GroupWriter() { stop(); }
+
+Status GroupWriter::start(Revision reserved) {
+  reserved_ = reserved;
+  Status status = reserve_for(revision_.load() + 1);
+  if (status.ok()) thread_ = std::thread([this] { run(); });
+  return status;
+}
 
 void GroupWriter::stop() {
   {
@@ -42,7 +51,12 @@ void GroupWriter::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  thread_.join();
+  // A clean stop: the exact revision is durable. (Unsynced writes are synced first.)
+  if (healthy_.load() && (config_.sync || db_->SyncWAL().ok())) {
+    (void)write_marks_now(revision_.load());  // a later start then checks less, no more
+  }
 }
 
 void GroupWriter::set_event_sink(EventSink sink) {
@@ -60,8 +74,11 @@ void GroupWriter::submit(WriteOp op, CommitDone done) {
       return;
     }
   }
+  unsettled_.fetch_add(1);
   done(false, op.events);
 }
+
+void GroupWriter::refusal_settled() { unsettled_.fetch_sub(1); }
 
 void GroupWriter::flush() {
   std::unique_lock lock(mutex_);
@@ -79,23 +96,80 @@ std::string GroupWriter::last_error() const {
   return last_error_;
 }
 
+Status GroupWriter::write_marks_now(Revision durable) {
+  marks_written_ = std::chrono::steady_clock::now();
+  return write_marks(config_.marks_path, Marks{reserved_, durable});
+}
+
+Status GroupWriter::reserve_for(Revision next) {
+  constexpr auto kDurableMarkEvery = std::chrono::seconds(1);
+  if (next <= reserved_) {
+    // Refreshes the durable mark now and then, so that a crash loses at most a second of it.
+    if (std::chrono::steady_clock::now() - marks_written_ < kDurableMarkEvery) return {};
+    Revision durable = revision_.load();
+    if (!config_.sync) {
+      if (Status s = Status::from(db_->SyncWAL()); !s.ok()) return s;
+    }
+    return write_marks_now(durable);
+  }
+  Revision old = reserved_;
+  reserved_ = next + kRevisionBlock;
+  Status status = write_marks_now(revision_.load());
+  if (!status.ok()) reserved_ = old;
+  return status;
+}
+
+void GroupWriter::refuse(std::vector<Pending>& batch) {
+  unsettled_.fetch_add(static_cast<std::int64_t>(batch.size()));
+  for (Pending& p : batch) p.done(false, p.op.events);
+}
+
+void GroupWriter::try_resume() {
+  // Every actor that was refused has reloaded its key, so nothing builds on a failed write.
+  if (unsettled_.load() != 0) return;
+  rocksdb::Status s = db_->Resume();
+  // The marks file is written too: it proves there is room again, not just that RocksDB has no
+  // error recorded (a failure of the marks file itself leaves none).
+  Status status = s.ok() ? write_marks_now(revision_.load()) : Status::from(s);
+  std::lock_guard lock(mutex_);
+  if (!status.ok()) {
+    if (status.message() != last_error_) spdlog::warn("the ledger cannot resume yet: {}", status.message());
+    last_error_ = status.message();
+    return;
+  }
+  healthy_.store(true);
+}
+
 void GroupWriter::run() {
+  constexpr auto kResumeEvery = std::chrono::seconds(1);
   std::vector<Pending> batch;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) break;
+      if (healthy_.load()) {
+        wake_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      } else {
+        wake_.wait_for(lock, kResumeEvery, [&] { return !queue_.empty() || stopping_; });
+      }
+      if (queue_.empty() && stopping_) break;
       batch.swap(queue_);
     }
     std::size_t n = batch.size();
-    commit(batch);
+    if (!healthy_.load()) {
+      // Queued before the failure: computed on state that may include a refused write.
+      refuse(batch);
+      if (n == 0) try_resume();
+    } else if (!commit(batch)) {
+      spdlog::error("the ledger refused a write, refusing writes until it resumes: {}",
+                    last_error());
+    }
     batch.clear();
     {
       std::lock_guard lock(mutex_);
       finished_ += n;
     }
     drained_.notify_all();
+    if (n == 0 && healthy_.load()) spdlog::info("the ledger accepts writes again");
   }
   drained_.notify_all();
 }
@@ -136,7 +210,8 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   rocksdb::WriteOptions wo;
   wo.sync = config_.sync;
   auto started = std::chrono::steady_clock::now();
-  rocksdb::Status status = encoded ? db_->Write(wo, &wb) : rocksdb::Status::Corruption("encode");
+  Status status = encoded ? reserve_for(next) : Status(errc::other, "cannot encode a row");
+  if (status.ok()) status = Status::from(db_->Write(wo, &wb));
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::steady_clock::now() - started)
                     .count();
@@ -150,16 +225,17 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     stats_.batch_size_log2[log2_bucket(batch.size(), stats_.batch_size_log2.size())]++;
     stats_.write_us_log2[log2_bucket(static_cast<std::uint64_t>(micros),
                                      stats_.write_us_log2.size())]++;
+    stats_.write_us_sum += static_cast<std::uint64_t>(micros);
     if (!status.ok()) {
       stats_.failures++;
-      last_error_ = status.ToString();
+      last_error_ = status.message();
     }
     sink = sink_;
   }
   if (!status.ok()) {
     // Sticky: later writes would be computed on state that never reached disk.
     healthy_.store(false);
-    for (Pending& p : batch) p.done(false, p.op.events);
+    refuse(batch);
     return false;
   }
   revision_.store(next);

@@ -1,9 +1,11 @@
 #pragma once
 // One writer thread turns the mutations of many key actors into one WriteBatch and one WAL sync
-// (group commit). Revisions are assigned in commit order. A failed write makes the writer refuse
-// every later write (the engine answers `unavailable`): nothing is acknowledged that was not
-// written, and memory is never ahead of disk by more than the failed batch.
+// (group commit). Revisions are assigned in commit order. A failed write (a full disk) makes the
+// writer refuse every write (the engine answers `unavailable`) until every key actor that saw a
+// refusal has dropped its unwritten state, and then until RocksDB resumes (it retries once a
+// second): nothing is acknowledged that was not written, and no write builds on one that failed.
 #include <array>
+#include <chrono>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "core/lease.hpp"
+#include "storage/errc.hpp"
 
 namespace rocksdb {
 class DB;
@@ -54,6 +57,7 @@ struct WriterStats {
   std::array<std::uint64_t, 17> batch_size_log2{};
   // Write+sync latency in microsecond buckets 1, 2-3, 4-7, ...
   std::array<std::uint64_t, 32> write_us_log2{};
+  std::uint64_t write_us_sum = 0;
   std::uint64_t failures = 0;
 };
 
@@ -61,6 +65,7 @@ struct WriterConfig {
   bool sync = true;
   std::size_t history_keep = 1000;
   std::uint64_t events_keep = 1'000'000;
+  std::string marks_path;  // see marks.hpp
 };
 
 class GroupWriter {
@@ -69,7 +74,12 @@ class GroupWriter {
               Revision oldest_revision);
   ~GroupWriter();  // drains what was submitted, then stops
 
+  // Reserves revisions above `reserved` if needed (see marks.hpp) and starts the thread.
+  Status start(Revision reserved);
+  // `done(false)` means the op was not written; the caller must call `refusal_settled()` once
+  // it has dropped the state the op was computed on. Writes resume only after that.
   void submit(WriteOp op, CommitDone done);
+  void refusal_settled();
   void set_event_sink(EventSink sink);
   // Blocks until everything submitted before the call is committed or refused.
   void flush();
@@ -87,7 +97,11 @@ class GroupWriter {
     CommitDone done;
   };
   void run();
-  bool commit(std::vector<Pending>& batch);
+  [[nodiscard]] bool commit(std::vector<Pending>& batch);
+  void refuse(std::vector<Pending>& batch);
+  Status write_marks_now(Revision durable);  // REQUIRES: writer thread (or not started)
+  Status reserve_for(Revision next);          // REQUIRES: writer thread
+  void try_resume();                          // REQUIRES: writer thread, unhealthy
 
   rocksdb::DB* db_;
   ColumnFamilies cf_;
@@ -106,6 +120,11 @@ class GroupWriter {
   EventSink sink_;
   WriterStats stats_;
   std::string last_error_;
+
+  // Writer thread only.
+  Revision reserved_ = 0;
+  std::chrono::steady_clock::time_point marks_written_;
+  std::atomic<std::int64_t> unsettled_{0};
 
   std::atomic<bool> healthy_{true};
   std::atomic<Revision> revision_;

@@ -1,14 +1,21 @@
 #include "storage/ledger.hpp"
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 
 #include "storage/codec.hpp"
+#include "storage/info_log.hpp"
+#include "storage/no_space_fs.hpp"
 
 namespace tenure::storage {
 namespace {
@@ -18,50 +25,89 @@ namespace {
 constexpr const char* kSchemaVersion = "2";
 constexpr const char* kUpgradableSchema = "1";
 
-bool read_meta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const char* name,
-               std::uint64_t& value, std::string& error) {
+Status read_meta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const char* name,
+                 std::uint64_t& value) {
   std::string bytes;
   rocksdb::Status s = db->Get(rocksdb::ReadOptions(), cf, name, &bytes);
-  if (s.IsNotFound()) {
-    value = 0;
-    return true;
-  }
-  if (!s.ok()) {
-    error = s.ToString();
-    return false;
-  }
-  value = from_big_endian(bytes);
-  return true;
+  value = s.ok() ? from_big_endian(bytes) : 0;
+  return s.IsNotFound() ? Status() : Status::from(s);
 }
 
 // The revision is the newest event's: every revision is an event, and trimming the log always
 // keeps the newest. (Ledgers of schema 1 also kept it in meta; `revision` starts from that.)
-bool read_last_revision(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events, Revision& revision,
-                        std::string& error) {
+Status read_last_revision(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
+                          Revision& revision) {
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), events));
   it->SeekToLast();
   if (it->Valid()) revision = std::max(revision, from_big_endian(it->key().ToStringView()));
-  if (!it->status().ok()) {
-    error = it->status().ToString();
-    return false;
-  }
-  return true;
+  return Status::from(it->status());
 }
 
-}  // namespace
+// The newest write-ahead log of the ledger: where damage that RocksDB reports without a file
+// name (a torn or corrupted WAL) is.
+std::string newest_wal(const std::string& path) {
+  std::string newest;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+    std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".log" && name > std::filesystem::path(newest).filename()) {
+      newest = entry.path().string();
+    }
+  }
+  return newest;
+}
 
-std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, std::string& error) {
+Status damaged(const LedgerOptions& options, const std::string& what) {
+  return Status(errc::damaged_ledger,
+                "the ledger in " + options.path + " is damaged: " + what +
+                    ". It cannot be recovered completely, so tenured will not open it (nothing "
+                    "was changed). Start once with --recover to keep what can be read and go on "
+                    "above every revision and token issued before (see docs/operations.md, "
+                    "\"Damaged ledger\").");
+}
+
+// An open that failed: damage (corruption, a missing file) or something else (the lock, the disk).
+Status classify_open_failure(const LedgerOptions& options, const rocksdb::Status& s) {
+  std::string text = s.ToString();
+  if (s.IsIOError() && text.find("lock") != std::string::npos) {
+    return Status(errc::in_use, "the data dir is in use by another tenured (" + text + ")");
+  }
+  if (s.IsCorruption()) {
+    bool names_file = text.find(".sst") != std::string::npos ||
+                      text.find("MANIFEST") != std::string::npos;
+    std::string wal = newest_wal(options.path);
+    return damaged(options, names_file || wal.empty() ? text : text + " (newest WAL: " + wal + ")");
+  }
+  if (s.IsPathNotFound() || text.find("No such file") != std::string::npos) {
+    return damaged(options, "a file is missing: " + text);
+  }
+  return Status::from(s);
+}
+
+rocksdb::Options make_options(const LedgerOptions& options, rocksdb::Env* env) {
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
   db_options.max_total_wal_size = 256ull << 20;
-  if (options.env != nullptr) db_options.env = options.env;
+  db_options.env = env;
+  db_options.info_log = make_info_log();
+  // A record cut off at the very end of the newest WAL is what a crash leaves of a write that
+  // was never acknowledged; anything else wrong in a WAL (a checksum, a record in the middle)
+  // refuses the open. A tail cut off that held acknowledged writes is caught by the marks.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  if (options.mode == OpenMode::recover) {
+    db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
+  }
+  db_options.paranoid_checks = true;
 
   // Memtables are capped in total so that the daemon's memory is the leases', not RocksDB's.
   db_options.db_write_buffer_size = 16ull << 20;
+  return db_options;
+}
 
+std::vector<rocksdb::ColumnFamilyDescriptor> families() {
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.write_buffer_size = 16ull << 20;
   rocksdb::BlockBasedTableOptions table;
@@ -70,67 +116,210 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, std::string& 
 
   // Events are appended in revision order: a remembered insert position makes each insert O(1)
   // instead of a skiplist search. RocksDB honours the hint only without concurrent memtable
-  // writes, which the single group writer never needs.
-  db_options.allow_concurrent_memtable_write = false;
+  // writes, which the single group writer never needs (see make_options).
   rocksdb::ColumnFamilyOptions event_options = cf_options;
   event_options.memtable_insert_with_hint_prefix_extractor.reset(
       rocksdb::NewFixedPrefixTransform(1));
 
-  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+  return {
       {rocksdb::kDefaultColumnFamilyName, cf_options},
       {"leases", cf_options},
       {"tenures", cf_options},
       {"events", event_options},
       {"meta", cf_options},
   };
-  std::unique_ptr<Ledger> ledger(new Ledger());
-  ledger->options_ = options;
+}
+
+}  // namespace
+
+namespace {
+
+// Looks for damage without changing anything: a read-only open replays the WALs into memory only
+// (a writable open would flush what it read and delete the damaged WAL), then every table file
+// is read and checked, and the revision compared with the durable mark.
+Status check_for_damage(const LedgerOptions& options, const std::optional<Marks>& marks) {
+  if (!std::filesystem::exists(options.path + "/CURRENT")) return {};  // a new ledger
+  rocksdb::Options db_options =
+      make_options(options, options.env ? options.env : rocksdb::Env::Default());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s =
-      rocksdb::DB::Open(db_options, options.path, families, &ledger->handles_, &raw);
-  if (!s.ok()) {
-    error = s.ToString();
-    if (s.IsIOError() && error.find("lock") != std::string::npos) {
-      error = "the data dir is in use by another tenured (" + error + ")";
-    }
-    return nullptr;
+      rocksdb::DB::OpenForReadOnly(db_options, options.path, families(), &handles, &raw);
+  if (!s.ok()) return classify_open_failure(options, s);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  Status status;
+  if (!options.skip_verify) {
+    // Table files are read only when needed; a damaged one must stop the start, not a request
+    // (or a watch's replay) hours later.
+    s = db->VerifyChecksum();
+    if (!s.ok()) status = damaged(options, s.ToString());
   }
-  ledger->db_.reset(raw);
-  ledger->cf_ = ColumnFamilies{ledger->handles_[1], ledger->handles_[2], ledger->handles_[3],
-                               ledger->handles_[4]};
+  Revision revision = 0;
+  if (status.ok()) status = read_last_revision(db.get(), handles[3], revision);
+  if (status.ok() && marks && revision < marks->durable) {
+    std::string wal = newest_wal(options.path);
+    status = damaged(options, "it ends at revision " + std::to_string(revision) +
+                                  " but revision " + std::to_string(marks->durable) +
+                                  " was durable (" + options.marks_path +
+                                  "); acknowledged changes are missing" +
+                                  (wal.empty() ? "" : " (newest WAL: " + wal + ")"));
+  }
+  for (auto* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  db->Close().PermitUncheckedError();  // read-only: nothing to lose
+  return status;
+}
 
+}  // namespace
+
+Status Ledger::open_db(rocksdb::Options db_options) {
+  db_options.allow_concurrent_memtable_write = false;
+  auto cfs = families();
+  auto open = [&] {
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::Open(db_options, options_.path, cfs, &handles_, &raw);
+    db_.reset(raw);
+    return s;
+  };
+  rocksdb::Status s = open();
+  if (options_.mode == OpenMode::recover) {
+    // The open replayed every WAL record it could read (skipping corrupted ones) and flushed
+    // them into table files. A table file that cannot be read, or a missing one, needs a repair:
+    // it rebuilds the manifest from the table files it can read; unreadable ones go to lost/.
+    // (It cannot replay WALs itself: it does not know their column families.)
+    if (s.ok()) s = db_->VerifyChecksum();
+    if (!s.ok()) {
+      close_db();
+      s = rocksdb::RepairDB(options_.path, db_options, cfs);
+      if (s.ok()) s = open();
+    }
+  }
+  if (!s.ok()) {
+    close_db();
+    return classify_open_failure(options_, s);
+  }
+  cf_ = ColumnFamilies{handles_[1], handles_[2], handles_[3], handles_[4]};
+  return {};
+}
+
+void Ledger::close_db() {
+  if (!db_) return;
+  for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  handles_.clear();
+  db_->Close().PermitUncheckedError();  // nothing left to do if closing fails
+  db_.reset();
+}
+
+Status Ledger::check_schema() {
   std::string schema;
-  s = raw->Get(rocksdb::ReadOptions(), ledger->cf_.meta, "schema", &schema);
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_.meta, "schema", &schema);
   if (s.IsNotFound() || (s.ok() && schema == kUpgradableSchema)) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    s = raw->Put(wo, ledger->cf_.meta, "schema", kSchemaVersion);
+    s = db_->Put(wo, cf_.meta, "schema", kSchemaVersion);
   } else if (s.ok() && schema != kSchemaVersion) {
-    error = "unsupported ledger schema version " + schema;
+    return Status(errc::unsupported_schema, "unsupported ledger schema version " + schema);
+  }
+  return Status::from(s);
+}
+
+// Recovery and restore start above every revision (and so every token) that can have been
+// issued: the reserved mark, what the ledger holds, and what the operator says.
+Status Ledger::start_above(const std::optional<Marks>& marks, Revision& revision) {
+  if (!marks && options_.revision_floor == 0) {
+    return Status(errc::damaged_ledger,
+                  "the marks file " + options_.marks_path +
+                      " is missing, so the highest revision issued is unknown; pass "
+                      "--revision-floor N with N at least the last revision the server "
+                      "reported (see docs/operations.md)");
+  }
+  Revision floor = std::max({marks ? marks->reserved : 0, revision, options_.revision_floor});
+  std::uint64_t old_floor = 0;
+  if (Status st = read_meta(db_.get(), cf_.meta, "token_floor", old_floor); !st.ok()) return st;
+  floor = std::max<Revision>(floor, old_floor);
+  Revision event_revision = floor + 1;
+  if (Status st = write_marks(options_.marks_path, Marks{event_revision + kRevisionBlock, 0});
+      !st.ok()) {
+    return st;
+  }
+  Event event;
+  event.type = EventType::recovered;
+  event.revision = event_revision;
+  event.at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  event.token = floor;
+  recovery_note_ = (options_.mode == OpenMode::recover ? "recovered a damaged ledger"
+                                                       : "restored a backup") +
+                   std::string(": revision ") + std::to_string(revision) + " read, restarting at " +
+                   std::to_string(event_revision) + ", every new token above " +
+                   std::to_string(floor);
+  rocksdb::WriteBatch wb;
+  rocksdb::Status s = wb.Put(cf_.meta, "token_floor", big_endian(floor));
+  if (s.ok()) s = wb.Put(cf_.events, big_endian(event_revision), encode_event(event));
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  if (s.ok()) s = db_->Write(wo, &wb);
+  if (!s.ok()) return Status::from(s);
+  revision = event_revision;
+  return {};
+}
+
+std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& status) {
+  std::unique_ptr<Ledger> ledger(new Ledger());
+  ledger->options_ = options;
+  if (ledger->options_.marks_path.empty()) ledger->options_.marks_path = options.path + ".marks";
+  const LedgerOptions& o = ledger->options_;
+  std::optional<Marks> marks;
+  status = read_marks(o.marks_path, marks);
+  if (!status.ok()) return nullptr;
+  if (o.mode == OpenMode::normal && marks && marks->durable > 0 &&
+      !std::filesystem::exists(o.path + "/CURRENT")) {
+    status = damaged(o, "its files are missing, and revision " + std::to_string(marks->durable) +
+                            " was durable (" + o.marks_path + ")");
     return nullptr;
   }
-  if (!s.ok()) {
-    error = s.ToString();
-    return nullptr;
+  if (o.mode == OpenMode::normal) {
+    status = check_for_damage(o, marks);
+    if (!status.ok()) return nullptr;
   }
-  std::uint64_t revision = 0, oldest = 0;
-  if (!read_meta(raw, ledger->cf_.meta, "revision", revision, error) ||
-      !read_meta(raw, ledger->cf_.meta, "oldest_revision", oldest, error) ||
-      !read_last_revision(raw, ledger->cf_.events, revision, error)) {
-    return nullptr;
+  rocksdb::Env* base = o.env ? o.env : rocksdb::Env::Default();
+  ledger->env_ = rocksdb::NewCompositeEnv(no_space_as_io_error(base->GetFileSystem()));
+  status = ledger->open_db(make_options(o, ledger->env_.get()));
+  if (!status.ok()) return nullptr;
+  status = ledger->check_schema();
+  if (!status.ok()) return nullptr;
+
+  std::uint64_t revision = 0, oldest = 0, token_floor = 0;
+  for (Status st : {read_meta(ledger->db_.get(), ledger->cf_.meta, "revision", revision),
+                    read_meta(ledger->db_.get(), ledger->cf_.meta, "oldest_revision", oldest),
+                    read_last_revision(ledger->db_.get(), ledger->cf_.events, revision)}) {
+    if (!st.ok()) {
+      status = st;
+      return nullptr;
+    }
   }
+  if (o.mode != OpenMode::normal) {
+    status = ledger->start_above(marks, revision);
+    if (!status.ok()) return nullptr;
+  }
+  status = read_meta(ledger->db_.get(), ledger->cf_.meta, "token_floor", token_floor);
+  if (!status.ok()) return nullptr;
+  ledger->token_floor_ = token_floor;
+  Revision reserved = marks && o.mode == OpenMode::normal ? marks->reserved : 0;
   WriterConfig config{options.sync, std::max<std::size_t>(options.history_keep, 1),
-                      std::max<std::uint64_t>(options.events_keep, 1)};
-  ledger->writer_ = std::make_unique<GroupWriter>(raw, ledger->cf_, config, revision, oldest);
+                      std::max<std::uint64_t>(options.events_keep, 1), o.marks_path};
+  ledger->writer_ =
+      std::make_unique<GroupWriter>(ledger->db_.get(), ledger->cf_, config, revision, oldest);
+  // Reserves the first block now (and records the revision as durable): a start on a full disk
+  // fails here, with a clear error, not at the first write.
+  status = ledger->writer_->start(reserved);
+  if (!status.ok()) return nullptr;
   return ledger;
 }
 
 Ledger::~Ledger() {
   if (writer_) writer_->stop();
-  if (db_) {
-    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
-    db_->Close().PermitUncheckedError();  // nothing left to do if closing fails
-  }
+  close_db();
 }
 
 namespace {
@@ -143,38 +332,41 @@ LoadedState decode_or_quarantine(std::string_view bytes, Revision revision) {
   return LoadedState{std::move(safe), true};
 }
 
-}  // namespace
-
-std::optional<LoadedState> Ledger::load(std::string_view key, std::string& error) const {
-  std::string bytes;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_.leases, key, &bytes);
-  if (s.IsNotFound()) return LoadedState{};
-  if (!s.ok()) {
-    error = s.ToString();
-    return std::nullopt;
-  }
-  return decode_or_quarantine(bytes, revision());
+// The start-up scans read each row once: they do not fill the block cache.
+rocksdb::ReadOptions scan_once() {
+  rocksdb::ReadOptions read;
+  read.fill_cache = false;
+  return read;
 }
 
-bool Ledger::scan_leases(const std::function<void(std::string, LoadedState)>& visit,
-                         std::string& error) const {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.leases));
+}  // namespace
+
+Status Ledger::load(std::string_view key, LoadedState& loaded) const {
+  std::string bytes;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_.leases, key, &bytes);
+  if (s.IsNotFound()) {
+    loaded = LoadedState{};
+    return {};
+  }
+  if (!s.ok()) return Status::from(s);
+  loaded = decode_or_quarantine(bytes, revision());
+  return {};
+}
+
+Status Ledger::scan_leases(const std::function<void(std::string, LoadedState)>& visit) const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(scan_once(), cf_.leases));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     LoadedState loaded = decode_or_quarantine(it->value().ToStringView(), revision());
     if (loaded.state.lease || loaded.corrupt || loaded.state.lock_until != 0) {
       visit(it->key().ToString(), std::move(loaded));
     }
   }
-  if (!it->status().ok()) {
-    error = it->status().ToString();
-    return false;
-  }
-  return true;
+  return Status::from(it->status());
 }
 
-std::vector<LeaseRow> Ledger::list(std::string_view prefix, std::string_view after,
-                                   std::size_t limit, Millis now, bool& more) const {
-  std::vector<LeaseRow> rows;
+Status Ledger::list(std::string_view prefix, std::string_view after, std::size_t limit,
+                    Millis now, std::vector<LeaseRow>& rows, bool& more) const {
+  rows.clear();
   more = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.leases));
   std::string start = std::max(std::string(prefix), std::string(after));
@@ -190,22 +382,25 @@ std::vector<LeaseRow> Ledger::list(std::string_view prefix, std::string_view aft
     }
     rows.push_back(LeaseRow{std::string(key), std::move(*state->lease)});
   }
-  return rows;
+  return Status::from(it->status());
 }
 
-std::vector<TenureRecord> Ledger::history(std::string_view key, Token before_token,
-                                          std::size_t limit, bool& more) const {
-  std::vector<TenureRecord> out;
+Status Ledger::history(std::string_view key, Token before_token, std::size_t limit,
+                       std::vector<TenureRecord>& out, bool& more) const {
+  out.clear();
   more = false;
   // One snapshot: the lease row and the ended tenures must agree on which tenure is live.
-  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  std::shared_ptr<const rocksdb::Snapshot> snapshot(
+      db_->GetSnapshot(), [db = db_.get()](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
   rocksdb::ReadOptions read;
-  read.snapshot = snapshot;
+  read.snapshot = snapshot.get();
   auto in_range = [&](Token token) { return before_token == 0 || token < before_token; };
   // The live tenure is the newest and has no row of its own (see GroupWriter::commit).
   Token live_token = 0;
   std::string row_bytes;
-  if (db_->Get(read, cf_.leases, key, &row_bytes).ok()) {
+  rocksdb::Status s = db_->Get(read, cf_.leases, key, &row_bytes);
+  if (!s.ok() && !s.IsNotFound()) return Status::from(s);
+  if (s.ok()) {
     auto state = decode_state(row_bytes);
     if (state && state->lease && in_range(state->lease->token)) {
       const Lease& lease = *state->lease;
@@ -213,8 +408,8 @@ std::vector<TenureRecord> Ledger::history(std::string_view key, Token before_tok
       if (limit == 0) {
         more = true;
       } else {
-        out.push_back(
-            TenureRecord{lease.token, lease.owner, lease.acquired_at, std::nullopt, std::nullopt});
+        out.push_back(TenureRecord{
+            lease.token, lease.owner, lease.acquired_at, std::nullopt, std::nullopt, {}});
       }
     }
   }
@@ -234,13 +429,11 @@ std::vector<TenureRecord> Ledger::history(std::string_view key, Token before_tok
     }
     out.push_back(std::move(*record));
   }
-  it.reset();
-  db_->ReleaseSnapshot(snapshot);
-  return out;
+  return Status::from(it->status());
 }
 
-std::vector<Event> Ledger::events_from(Revision from, std::size_t limit) const {
-  std::vector<Event> out;
+Status Ledger::events_from(Revision from, std::size_t limit, std::vector<Event>& out) const {
+  out.clear();
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.events));
   for (it->Seek(big_endian(from)); it->Valid() && out.size() < limit; it->Next()) {
     Revision revision = from_big_endian(it->key().ToStringView());
@@ -248,26 +441,42 @@ std::vector<Event> Ledger::events_from(Revision from, std::size_t limit) const {
       out.push_back(std::move(*event));
     }
   }
-  return out;
+  return Status::from(it->status());
 }
 
-std::size_t Ledger::compact_history(Millis now) {
+Status Ledger::compact_history(Millis now, std::size_t& dropped) {
+  dropped = 0;
   Millis cutoff = now - options_.history_max_age;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.tenures));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(scan_once(), cf_.tenures));
   rocksdb::WriteBatch wb;
-  std::size_t dropped = 0;
+  std::size_t doomed = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     std::string_view row = it->key().ToStringView();
     if (row.size() < 9) continue;
     auto record = decode_tenure(it->value().ToStringView(), 0);
     if (record && record->ended_at && *record->ended_at < cutoff) {
-      if (wb.Delete(cf_.tenures, it->key()).ok()) ++dropped;
+      rocksdb::Status s = wb.Delete(cf_.tenures, it->key());
+      if (!s.ok()) return Status::from(s);
+      ++doomed;
     }
   }
-  if (dropped == 0) return 0;
+  if (!it->status().ok()) return Status::from(it->status());
+  if (doomed == 0) return {};
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
-  return db_->Write(wo, &wb).ok() ? dropped : 0;
+  rocksdb::Status s = db_->Write(wo, &wb);
+  if (s.ok()) dropped = doomed;
+  return Status::from(s);
+}
+
+Status Ledger::backup(const std::string& dir) const {
+  rocksdb::Checkpoint* raw = nullptr;
+  rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &raw);
+  if (!s.ok()) return Status::from(s);
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // Flushes the memtables first unless the WALs are small; either way the copy is consistent
+  // and its WALs are synced.
+  return Status::from(checkpoint->CreateCheckpoint(dir));
 }
 
 }  // namespace tenure::storage

@@ -3,8 +3,10 @@
 //   leases   key                  -> KeyState (kept after the lease ends: last_token lives on)
 //   tenures  key '\0' BE64(token) -> TenureRecord of an ended tenure (the live one is the row's)
 //   events   BE64(revision)       -> Event
-//   meta     "oldest_revision", "schema" (the revision is the newest event's)
-// Reads see only committed, hence durable, rows. All writes go through the GroupWriter.
+//   meta     "oldest_revision", "schema", "token_floor" (the revision is the newest event's)
+// Reads see only committed, hence durable, rows. All writes go through the GroupWriter. Every
+// read returns a Status: a read that fails is an error, never fewer rows.
+// The high-water marks live next to the ledger, outside RocksDB (see marks.hpp).
 #include <functional>
 #include <memory>
 #include <optional>
@@ -12,9 +14,13 @@
 #include <vector>
 
 #include "core/lease.hpp"
+#include "storage/errc.hpp"
 #include "storage/group_writer.hpp"
+#include "storage/marks.hpp"
 
 namespace rocksdb {
+struct DBOptions;
+struct Options;
 class DB;
 class ColumnFamilyHandle;
 class Env;
@@ -22,13 +28,25 @@ class Env;
 
 namespace tenure::storage {
 
+// How to open a ledger that may be damaged (§6).
+enum class OpenMode {
+  normal,    // refuse a ledger that cannot be recovered completely
+  recover,   // salvage what can be read, then start above every revision and token issued
+  restored,  // a backup was put in place: start above every revision and token issued
+};
+
 struct LedgerOptions {
   std::string path;
+  std::string marks_path;  // default: path + ".marks"
+  OpenMode mode = OpenMode::normal;
+  // Recover/restore: start at least above this (for a ledger whose marks file is lost).
+  Revision revision_floor = 0;
   bool sync = true;
   std::size_t history_keep = 1000;             // tenure records per key
   Millis history_max_age = 30LL * 86'400'000;  // and their age
   std::uint64_t events_keep = 1'000'000;       // event log length
   rocksdb::Env* env = nullptr;                 // tests put a failing file system here
+  bool skip_verify = false;                    // skip the start-up check of every table file
 };
 
 struct LoadedState {
@@ -43,8 +61,8 @@ struct LeaseRow {
 
 class Ledger {
  public:
-  // Opens (or creates) the ledger. On failure returns null and says why in `error`.
-  static std::unique_ptr<Ledger> open(const LedgerOptions& options, std::string& error);
+  // Opens (or creates) the ledger. On failure returns null and says why in `status`.
+  static std::unique_ptr<Ledger> open(const LedgerOptions& options, Status& status);
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
@@ -54,37 +72,50 @@ class Ledger {
   bool healthy() const { return writer_->healthy(); }
   Revision revision() const { return writer_->revision(); }
   Revision oldest_revision() const { return writer_->oldest_revision(); }
+  // New tenures start above it (non-zero after a recovery or restore).
+  Token token_floor() const { return token_floor_; }
+  // What a recovery or restore did, for its event and the log; empty otherwise.
+  const std::string& recovery_note() const { return recovery_note_; }
 
   // A key's row. A missing row is a never-leased key; an undecodable one is free with a
   // last_token no tenure can have had (tokens never exceed the revision).
-  std::optional<LoadedState> load(std::string_view key, std::string& error) const;
+  Status load(std::string_view key, LoadedState& loaded) const;
 
   // Every row that holds a lease, for recovery.
-  bool scan_leases(const std::function<void(std::string key, LoadedState)>& visit,
-                   std::string& error) const;
+  Status scan_leases(const std::function<void(std::string key, LoadedState)>& visit) const;
 
   // Leases with key prefix `prefix`, after key `after`, at most `limit`, in key order. Leases
   // past their deadline at `now` are skipped (they are expired, whatever the row says).
-  std::vector<LeaseRow> list(std::string_view prefix, std::string_view after, std::size_t limit,
-                             Millis now, bool& more) const;
+  Status list(std::string_view prefix, std::string_view after, std::size_t limit, Millis now,
+              std::vector<LeaseRow>& rows, bool& more) const;
 
   // A key's tenures, newest first, with token < before_token (0: no bound).
-  std::vector<TenureRecord> history(std::string_view key, Token before_token, std::size_t limit,
-                                    bool& more) const;
+  Status history(std::string_view key, Token before_token, std::size_t limit,
+                 std::vector<TenureRecord>& records, bool& more) const;
 
   // Events with revision >= from, in order, at most `limit`.
-  std::vector<Event> events_from(Revision from, std::size_t limit) const;
+  Status events_from(Revision from, std::size_t limit, std::vector<Event>& events) const;
 
   // Drops tenure records older than the age limit (the count limit is kept on write).
-  std::size_t compact_history(Millis now);
+  Status compact_history(Millis now, std::size_t& dropped);
+
+  // An online, consistent copy of the ledger in `dir` (which must not exist yet).
+  Status backup(const std::string& dir) const;
 
  private:
   Ledger() = default;
+  Status open_db(rocksdb::Options db_options);
+  void close_db();
+  Status check_schema();
+  Status start_above(const std::optional<Marks>& marks, Revision& revision);
 
+  std::unique_ptr<rocksdb::Env> env_;  // before db_: it outlives it
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   ColumnFamilies cf_{};
   LedgerOptions options_;
+  Token token_floor_ = 0;
+  std::string recovery_note_;
   std::unique_ptr<GroupWriter> writer_;
 };
 

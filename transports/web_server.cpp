@@ -4,10 +4,10 @@
 #include <sys/socket.h>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 
 #include "transports/acceptor.hpp"
 #include "transports/http_session.hpp"
+#include "transports/task_failure.hpp"
 
 namespace tenure {
 
@@ -71,7 +71,9 @@ bool WebServer::adopt(int fd, std::string& error) {
 
 std::string WebServer::url() const { return url_; }
 
-void WebServer::start() { asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached); }
+void WebServer::start() {
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), LogTaskFailure("web accept loop"));
+}
 
 void WebServer::stop() {
   close_acceptor(acceptor_);

@@ -2,15 +2,16 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -19,10 +20,12 @@
 #include "actors/engine.hpp"
 #include "apps/tenured/logging.hpp"
 #include "apps/tenured/private_dir.hpp"
+#include "apps/tenured/restore.hpp"
 #include "apps/tenured/systemd.hpp"
 #include "apps/tenured/ws_token.hpp"
 #include "transports/server_context.hpp"
 #include "transports/socket_path.hpp"
+#include "transports/task_failure.hpp"
 #include "transports/unix_server.hpp"
 #include "transports/web_server.hpp"
 
@@ -59,7 +62,7 @@ int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
       reopen_logs();
     }
   };
-  asio::co_spawn(io, handle, asio::detached);
+  asio::co_spawn(io, handle, LogTaskFailure("signal handler"));
   return stop.get_future().get();
 }
 
@@ -69,7 +72,9 @@ bool prepare_paths(const Options& o, bool socket_inherited, std::string& error) 
   if (!make_private_dir(o.data_dir, SharedDirPolicy::refuse, error)) return false;
   if (socket_inherited) return true;
   std::string socket_dir = std::filesystem::path(o.socket).parent_path().string();
+  bool shared = (o.socket_mode & 0060) != 0;
   return make_private_dir(socket_dir, SharedDirPolicy::allow_sticky, error) &&
+         (!shared || open_dir_to_group(socket_dir, o.socket_group.value_or(::getegid()), error)) &&
          claim_socket_path(o.socket, error);
 }
 
@@ -112,6 +117,24 @@ bool start_web(const Options& o, int inherited_fd, WebServer& web, std::string& 
   return true;
 }
 
+// Time on the engine's scale never goes back across a restart: a wall clock stepped back
+// while the ledger was written (or while down) would otherwise stretch every persisted lease.
+bool continue_ledger_time(SystemClock& clock, const Engine& engine, std::string& error) {
+  std::vector<Event> newest;
+  if (auto status = engine.events_from(engine.revision(), 1, newest); !status.ok()) {
+    error = "cannot read the ledger's newest event: " + status.message();
+    return false;
+  }
+  if (newest.empty()) return true;
+  if (Millis ahead = clock.not_before(newest.front().at); ahead > 0) {
+    spdlog::warn(
+        "the wall clock is {} ms behind the ledger's newest event; the lease clock continues "
+        "from that event's time instead",
+        ahead);
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_daemon(const Options& o) {
@@ -133,10 +156,23 @@ int run_daemon(const Options& o) {
   config.limits = o.limits;
   config.history_keep = o.history_keep;
   config.events_keep = o.events_keep;
+  config.revision_floor = o.revision_floor;
+  if (o.recover) config.open_mode = storage::OpenMode::recover;
+  if (!o.restore_from.empty()) {
+    if (!restore_ledger(o.restore_from, config.data_dir, error)) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+    config.open_mode = storage::OpenMode::restored;
+  }
   auto engine = Engine::open(io, clock, config, error);
   if (!engine) {
     // The engine words a second daemon on the same data dir (RocksDB's LOCK) itself.
     spdlog::error("cannot open the ledger {}: {}", config.data_dir, error);
+    return 1;
+  }
+  if (!continue_ledger_time(clock, *engine, error)) {
+    spdlog::error("{}", error);
     return 1;
   }
   IoThreads threads(io, o.threads);
@@ -154,6 +190,10 @@ int run_daemon(const Options& o) {
   limits.max_frame = o.max_frame;
   limits.max_inflight = o.max_inflight;
   limits.watch_queue = o.watch_queue;
+  limits.max_waiting = o.max_waiting;
+  limits.max_watches = o.max_watches_per_connection;
+  limits.max_watches_total = o.max_watches;
+  limits.write_timeout = std::chrono::milliseconds(o.write_timeout);
   ServerContext context{*engine, limits, clock.now(), {}, {}};
   // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
   WebServer web(io, context);
@@ -161,7 +201,8 @@ int run_daemon(const Options& o) {
     spdlog::error("{}", error);
     return 1;
   }
-  UnixServer server(io, context, o.max_connections);
+  UnixServer server(io, context, o.max_connections,
+                    SocketAccess{o.socket_mode, o.socket_group, o.admin_group});
   bool listening = inherited.unix_fd >= 0 ? server.adopt(inherited.unix_fd, error)
                                           : server.listen(o.socket, error);
   if (!listening) {
@@ -196,6 +237,20 @@ int run_daemon(const Options& o) {
     context.registry.wait_empty(kAbortTimeout);
   }
   threads.join();
+  // Handlers still queued on the stopped io_context may hold sessions, which touch the context
+  // and the engine as they close; left to ~io_context they would close after both are gone.
+  // Their sockets are closed by now, so their handlers are ready: run them here, while
+  // everything is alive.
+  io.restart();
+  auto deadline = std::chrono::steady_clock::now() + kAbortTimeout;
+  while (context.registry.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+    if (io.poll() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (std::size_t left = context.registry.size()) {
+    // Destroying them later would touch freed memory: better not to destroy them at all.
+    spdlog::error("{} connections did not end; exiting without waiting for them", left);
+    std::_Exit(1);
+  }
   spdlog::info("stopped");
   return 0;
 }

@@ -33,7 +33,8 @@ TEST_CASE("a lease that expired while closed is expired on reopen with its event
   f.open();
   CHECK_FALSE(f.get("k").lease);
   CHECK(f.get("live").lease);
-  auto events = f.engine().events_from(1, 100);
+  std::vector<Event> events;
+  REQUIRE(f.engine().events_from(1, 100, events).ok());
   REQUIRE(events.size() == 3);
   CHECK(events[2].type == EventType::expired);
   CHECK(events[2].key == "k");

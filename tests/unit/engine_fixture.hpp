@@ -30,6 +30,8 @@ class EngineFixture {
   Engine& engine() { return *engine_; }
   MockClock& clock() { return mock_; }
   const std::string& data_dir() const { return config_.data_dir; }
+  // Takes effect at the next open().
+  EngineConfig& config() { return config_; }
 
   // Stops the engine and opens it again on the same data dir (a clean restart).
   void reopen();

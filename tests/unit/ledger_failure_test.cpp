@@ -4,6 +4,8 @@
 #include <rocksdb/file_system.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <catch2/catch.hpp>
 
 #include "tests/unit/engine_fixture.hpp"
@@ -49,42 +51,91 @@ class FullDiskFileSystem : public rocksdb::FileSystemWrapper {
   }
 };
 
+// Waits until the ledger takes writes again (it retries once a second).
+bool wait_healthy(Engine& engine) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!engine.healthy() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return engine.healthy();
+}
+
+struct FullDiskEnv {
+  std::shared_ptr<rocksdb::FileSystem> fs =
+      std::make_shared<FullDiskFileSystem>(rocksdb::FileSystem::Default());
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
+  FullDiskEnv() { disk_full = false; }
+  ~FullDiskEnv() { disk_full = false; }
+  EngineConfig config() const {
+    EngineConfig config;
+    config.ledger_env = env.get();
+    return config;
+  }
+};
+
 }  // namespace
 
-TEST_CASE("a RocksDB write failure becomes unavailable with nothing acknowledged", "[failure]") {
-  auto fs = std::make_shared<FullDiskFileSystem>(rocksdb::FileSystem::Default());
-  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
-  EngineConfig config;
-  config.ledger_env = env.get();
+TEST_CASE("a full disk refuses writes, acknowledges nothing unwritten, and resumes by itself",
+          "[failure]") {
+  FullDiskEnv disk;
+  EngineFixture f(disk.config());
+  auto held = f.acquire("kept", "a", 60'000);
+  REQUIRE(held.status == AcquireStatus::acquired);
+  Revision durable = f.engine().revision();
+
+  disk_full = true;
+  auto refused = f.acquire("lost", "a", 60'000);
+  REQUIRE(refused.error);
+  CHECK(refused.error->code == errc::unavailable);
+  CHECK(refused.error->message.find("disk full") != std::string::npos);
+  CHECK_FALSE(f.engine().healthy());
+  // Later writes are refused too, reads still answer.
+  CHECK(f.release("kept", "a").error->code == errc::unavailable);
+  CHECK(f.acquire("other", "b").error->code == errc::unavailable);
+  CHECK(f.get("kept").lease);
+  CHECK(f.engine().revision() == durable);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a retry or two, still full
+  CHECK_FALSE(f.engine().healthy());
+
   disk_full = false;
-  {
-    EngineFixture f(config);
-    auto held = f.acquire("kept", "a", 60'000);
-    REQUIRE(held.status == AcquireStatus::acquired);
-    Revision durable = f.engine().revision();
+  REQUIRE(wait_healthy(f.engine()));
+  CHECK(f.get("kept").lease);
+  CHECK_FALSE(f.get("lost").lease);
+  CHECK(f.get("lost").last_token == 0);
+  auto again = f.acquire("lost", "a", 60'000);
+  REQUIRE(again.status == AcquireStatus::acquired);
+  CHECK(again.lease->token == 1);
+  CHECK(again.revision == durable + 1);
+  CHECK(f.release("kept", "a").status == HolderStatus::ok);
 
-    disk_full = true;
-    auto refused = f.acquire("lost", "a", 60'000);
-    REQUIRE(refused.error);
-    CHECK(refused.error->code == errc::unavailable);
-    CHECK(refused.error->message.find("disk full") != std::string::npos);
-    CHECK_FALSE(f.engine().healthy());
-    // Sticky: later writes are refused too, reads still answer.
-    CHECK(f.release("kept", "a").error->code == errc::unavailable);
-    CHECK(f.acquire("other", "b").error->code == errc::unavailable);
-    CHECK(f.get("kept").lease);
-    CHECK(f.engine().revision() == durable);
+  f.reopen();
+  CHECK(f.engine().revision() == durable + 2);
+  CHECK(f.get("lost").lease);
+  CHECK_FALSE(f.get("kept").lease);
+}
 
-    disk_full = false;
-    f.close();
-    f.open();
-    CHECK(f.engine().healthy());
-    CHECK(f.engine().revision() == durable);
-    CHECK(f.get("kept").lease);
-    CHECK_FALSE(f.get("lost").lease);
-    CHECK(f.get("lost").last_token == 0);
+TEST_CASE("the owner index follows durability: a refused acquire leaves nothing to keep alive",
+          "[failure]") {
+  FullDiskEnv disk;
+  EngineFixture f(disk.config());
+  REQUIRE(f.acquire("held", "a", 60'000).status == AcquireStatus::acquired);
+  disk_full = true;
+  REQUIRE(f.acquire("phantom", "a", 60'000).error);
+  CHECK(f.engine().stats().live_leases == 1);
+  REQUIRE(f.release("held", "a").error);
+  CHECK(f.engine().stats().live_leases == 1);
+  disk_full = false;
+  REQUIRE(wait_healthy(f.engine()));
+  // Let the refused keys' actors go (nothing holds them); the index must not point at them.
+  for (int i = 0; i < 100 && f.engine().stats().resident_keys > 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  disk_full = false;
+  auto kept = f.keepalive("a", 30'000);
+  REQUIRE_FALSE(kept.error);
+  CHECK(kept.count == 1);  // "held": its release was refused, so it is still held
+  CHECK(f.engine().stats().live_leases == 1);
+  CHECK(f.get("held").lease);
+  CHECK_FALSE(f.get("phantom").lease);
 }
 
 TEST_CASE("an undecodable row frees its key with a token above any it had", "[failure]") {

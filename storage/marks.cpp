@@ -1,0 +1,74 @@
+#include "storage/marks.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tenure::storage {
+namespace {
+
+Status os_error(const std::string& what, const std::string& path) {
+  int error = errno;
+  return Status(error == ENOSPC ? errc::no_space : errc::io_error,
+                what + " " + path + ": " + std::strerror(error));
+}
+
+Status sync_path(const std::string& path, int flags) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return os_error("cannot open", path);
+  bool ok = ::fsync(fd) == 0;
+  Status status = ok ? Status() : os_error("cannot fsync", path);
+  ::close(fd);
+  return status;
+}
+
+bool parse_field(std::istringstream& in, const char* name, Revision& value) {
+  std::string word, number;
+  if (!(in >> word >> number) || word != name) return false;
+  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  return ec == std::errc() && end == number.data() + number.size();
+}
+
+}  // namespace
+
+Status read_marks(const std::string& path, std::optional<Marks>& marks) {
+  marks.reset();
+  std::ifstream file(path);
+  if (!file) {
+    if (errno == ENOENT) return {};
+    return os_error("cannot read", path);
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  std::istringstream in(text.str());
+  Marks m;
+  if (!parse_field(in, "reserved", m.reserved) || !parse_field(in, "durable", m.durable)) {
+    return Status(errc::corruption, "the mark file " + path + " cannot be read: " + text.str());
+  }
+  marks = m;
+  return {};
+}
+
+Status write_marks(const std::string& path, const Marks& marks) {
+  std::string temp = path + ".tmp";
+  std::string text = "reserved " + std::to_string(marks.reserved) + "\ndurable " +
+                     std::to_string(marks.durable) + "\n";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return os_error("cannot create", temp);
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fsync(fd) == 0;
+  Status status = ok ? Status() : os_error("cannot write", temp);
+  ::close(fd);
+  if (!status.ok()) return status;
+  if (::rename(temp.c_str(), path.c_str()) != 0) return os_error("cannot rename", temp);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return sync_path(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
+}
+
+}  // namespace tenure::storage

@@ -1,0 +1,30 @@
+#pragma once
+// The ledger's high-water marks, kept outside RocksDB in a small file of their own (replaced
+// atomically: write, fsync, rename, fsync the directory), so that damage to the ledger cannot
+// take them along (§6):
+//   reserved  no revision above it has been used. The writer reserves revisions in blocks and
+//             moves the mark before it uses the first revision of a block, so a recovery that
+//             starts above it issues no revision (hence no token, see Ledger) twice.
+//   durable   a revision known durable in the ledger: exact after a clean stop, at most a second
+//             old after a crash. A ledger that opens below it has lost acknowledged changes.
+#include <optional>
+#include <string>
+
+#include "core/lease.hpp"
+#include "storage/errc.hpp"
+
+namespace tenure::storage {
+
+struct Marks {
+  Revision reserved = 0;
+  Revision durable = 0;
+};
+
+// Revisions reserved at a time: one extra fsync per this many events.
+inline constexpr Revision kRevisionBlock = Revision{1} << 16;
+
+// A missing file is ok with `marks` left empty.
+Status read_marks(const std::string& path, std::optional<Marks>& marks);
+Status write_marks(const std::string& path, const Marks& marks);
+
+}  // namespace tenure::storage

@@ -1,0 +1,17 @@
+#pragma once
+// The ledger's file system: the real one, except that "no space left" reaches RocksDB as a plain
+// I/O error. RocksDB hands a full disk to its own recovery, which waits for free space of a
+// whole write buffer (16 MiB here) and refuses DB::Resume() meanwhile, so a small disk that
+// frees a few MiB would never resume; the group writer resumes it itself (see GroupWriter).
+#include <memory>
+
+namespace rocksdb {
+class FileSystem;
+}  // namespace rocksdb
+
+namespace tenure::storage {
+
+std::shared_ptr<rocksdb::FileSystem> no_space_as_io_error(
+    std::shared_ptr<rocksdb::FileSystem> base);
+
+}  // namespace tenure::storage

@@ -1,0 +1,139 @@
+// Faults of the disk under a real tenured (§6): a damaged ledger refuses to start until
+// --recover, and a full disk makes writes `unavailable` until space returns, without a restart.
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/e2e/e2e.hpp"
+#include "tests/e2e/ws_client.hpp"
+
+using namespace e2e;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string newest_wal(const std::string& ledger) {
+  std::string found;
+  for (const auto& entry : fs::directory_iterator(ledger)) {
+    if (entry.path().extension() == ".log" && entry.path().string() > found) {
+      found = entry.path().string();
+    }
+  }
+  return found;
+}
+
+// A small tmpfs mounted on `dir` for the test's length; empty if this machine does not allow it.
+class SmallDisk {
+ public:
+  explicit SmallDisk(const std::string& dir) : dir_(dir) {
+    fs::create_directories(dir);
+    mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=8m,mode=0700") == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  // Writes zeros until the disk is full.
+  void fill() {
+    std::ofstream out(dir_ + "/fill", std::ios::binary | std::ios::app);
+    std::string chunk(64 * 1024, '\0');
+    while (out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()))) out.flush();
+  }
+  void free_space() { fs::remove(dir_ + "/fill"); }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("a damaged WAL stops tenured at start-up; --recover starts above every token",
+          "[e2e][faults]") {
+  Daemon d;
+  std::uint64_t revision = 0;
+  {
+    auto c = d.connect();
+    for (int i = 0; i < 2; ++i) {
+      REQUIRE(c.call(acquire_req("rec/0", "a"))["status"] == "acquired");
+      REQUIRE(c.call(release_req("rec/0", "a"))["status"] == "released");
+    }
+    for (int i = 0; i < 300; ++i) {
+      Json r = c.call(acquire_req("rec/" + std::to_string(i), "a"));
+      REQUIRE(r["status"] == "acquired");
+      revision = r["revision"].u64();
+    }
+  }
+  REQUIRE(d.terminate().exit_code == 0);
+  std::string wal = newest_wal(d.data_dir() + "/ledger");
+  REQUIRE_FALSE(wal.empty());
+  fs::resize_file(wal, fs::file_size(wal) / 2);
+
+  ProcessResult refused = run_process(d.argv(), ProcessOptions{{}, {}, {}, 30000ms});
+  CHECK(refused.exited);
+  CHECK(refused.exit_code == 1);
+  std::string said = refused.out + refused.err;
+  CHECK_THAT(said, Catch::Contains("damaged"));
+  CHECK_THAT(said, Catch::Contains(fs::path(wal).filename().string()));
+  CHECK_THAT(said, Catch::Contains("--recover"));
+
+  d.extra_args().push_back("--recover");
+  d.start();
+  auto c = d.connect();
+  Json r = c.call(acquire_req("rec/0", "b"));
+  if (r["status"] == "held") {
+    REQUIRE(c.call("\"op\":\"revoke\",\"key\":\"rec/0\"")["status"] == "revoked");
+    r = c.call(acquire_req("rec/0", "b"));
+  }
+  REQUIRE(r["status"] == "acquired");
+  CHECK(r["token"].u64() > revision);
+  CHECK(r["revision"].u64() > revision);
+  Json fresh = c.call(acquire_req("rec/299", "b"));
+  if (fresh["status"] == "acquired") CHECK(fresh["token"].u64() > revision);
+}
+
+TEST_CASE("a full disk answers unavailable and 503, and tenured resumes when space returns",
+          "[e2e][faults]") {
+  auto sync = GENERATE(std::string("always"), std::string("none"));
+  Daemon d(web_args({"--sync", sync}), false);
+  SmallDisk disk(d.data_dir());
+  if (!disk.mounted()) {
+    WARN("skipped: cannot mount a tmpfs here (needs root)");
+    return;
+  }
+  d.start();
+  auto c = d.connect();
+  REQUIRE(c.call(acquire_req("before", "a"))["status"] == "acquired");
+
+  disk.fill();
+  bool refused = false;
+  for (int i = 0; i < 200 && !refused; ++i) {
+    Json r = c.call(acquire_req("full/" + std::to_string(i), "a"));
+    if (r["status"] == "error") {
+      check_error(r, "unavailable");
+      refused = true;
+    }
+  }
+  CHECK(refused);
+  CHECK(http_get(d.web_port(), "/healthz").status == 503);
+  CHECK(c.call(get_req("before"))["lease"]["owner"] == "a");  // reads go on
+
+  disk.free_space();
+  CHECK(wait_until(
+      [&] { return c.call(acquire_req("after", "a"))["status"] == "acquired"; }, 10000ms));
+  CHECK(http_get(d.web_port(), "/healthz").status == 200);
+  CHECK(d.running());
+
+  // A restart on a disk that is still full starts or refuses clearly; it never aborts.
+  disk.fill();
+  ProcessResult stopped = d.terminate();
+  CHECK(stopped.exited);
+  ProcessResult again = run_process(d.argv(), ProcessOptions{{}, {}, {}, 5000ms});
+  CHECK(again.signal != SIGABRT);
+  CHECK((again.timed_out || again.exit_code == 1));
+  disk.free_space();
+}

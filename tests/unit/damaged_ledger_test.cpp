@@ -1,0 +1,262 @@
+// Damaged ledgers (§6): a torn or corrupted WAL, a corrupted table file, missing files. By default
+// the engine refuses to open them, naming the damage; --recover opens what can be read and goes
+// on above every revision and token issued before.
+#include <rocksdb/db.h>
+
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/unit/engine_fixture.hpp"
+
+using namespace tenure;
+using tenure::test::EngineFixture;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kKeys = 300;
+
+// What the ledger acknowledged before it was damaged.
+struct Issued {
+  Revision revision = 0;
+  Token max_token = 0;
+};
+
+// 300 held leases, and tokens up to 3 on rec/0.
+Issued fill(EngineFixture& f) {
+  Issued issued;
+  for (int round = 0; round < 2; ++round) {
+    REQUIRE(f.acquire("rec/0", "a", 600'000).status == AcquireStatus::acquired);
+    REQUIRE(f.release("rec/0", "a").status == HolderStatus::ok);
+  }
+  for (int i = 0; i < kKeys; ++i) {
+    auto r = f.acquire("rec/" + std::to_string(i), "a", 600'000);
+    REQUIRE(r.status == AcquireStatus::acquired);
+    issued.max_token = std::max(issued.max_token, r.lease->token);
+  }
+  issued.revision = f.engine().revision();
+  return issued;
+}
+
+std::string newest(const std::string& dir, const std::string& extension) {
+  std::string found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == extension && entry.path().string() > found) {
+      found = entry.path().string();
+    }
+  }
+  REQUIRE_FALSE(found.empty());
+  return found;
+}
+
+void flip(const std::string& file, std::uintmax_t offset, std::size_t n) {
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  REQUIRE(io);
+  std::string bytes(n, '\0');
+  io.seekg(static_cast<std::streamoff>(offset));
+  io.read(bytes.data(), static_cast<std::streamsize>(n));
+  for (char& c : bytes) c = static_cast<char>(~c);
+  io.seekp(static_cast<std::streamoff>(offset));
+  io.write(bytes.data(), static_cast<std::streamsize>(n));
+}
+
+// The table file of column family `family`, after flushing the memtables into table files.
+std::string flushed_table(const std::string& dir, const std::string& family) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+      {rocksdb::kDefaultColumnFamilyName, {}}, {"leases", {}}, {"tenures", {}},
+      {"events", {}},                          {"meta", {}}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir, cfs, &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  REQUIRE(db->Flush(rocksdb::FlushOptions(), handles).ok());
+  std::vector<rocksdb::LiveFileMetaData> files;
+  db->GetLiveFilesMetaData(&files);
+  std::string table;
+  for (const auto& file : files) {
+    if (file.column_family_name == family) table = file.db_path + "/" + file.name;
+  }
+  for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
+  REQUIRE(db->Close().ok());
+  REQUIRE_FALSE(table.empty());
+  return fs::path(table).lexically_normal().string();
+}
+
+std::string open_error(EngineFixture& f) {
+  try {
+    f.open();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Recovers, then checks that nothing goes back: the revision and every new token are above
+// everything issued, and the recovery is an event.
+void recover_and_check(EngineFixture& f, const Issued& issued, int must_keep = 0) {
+  f.config().open_mode = storage::OpenMode::recover;
+  f.open();
+  f.config().open_mode = storage::OpenMode::normal;
+  // It keeps what it can read: the leases the damage spared are still held.
+  auto kept = f.list("rec/", 1000);
+  REQUIRE_FALSE(kept.error);
+  CHECK(static_cast<int>(kept.leases.size()) >= must_keep);
+  CHECK(f.engine().revision() > issued.revision);
+  std::vector<Event> events;
+  REQUIRE(f.engine().events_from(issued.revision + 1, 10, events).ok());
+  REQUIRE_FALSE(events.empty());
+  CHECK(events.front().type == EventType::recovered);
+  for (int i = 0; i < kKeys; i += 37) {
+    std::string key = "rec/" + std::to_string(i);
+    f.revoke(key);  // whatever survived of its lease
+    auto r = f.acquire(key, "b", 600'000);
+    REQUIRE(r.status == AcquireStatus::acquired);
+    CHECK(r.lease->token > issued.max_token);
+    CHECK(r.lease->token > issued.revision);
+    CHECK(r.revision > issued.revision);
+  }
+  auto fresh = f.acquire("never/leased", "b");
+  CHECK(fresh.lease->token > issued.revision);
+  // A clean restart keeps it so.
+  f.reopen();
+  auto later = f.acquire("later", "b");
+  CHECK(later.lease->token > issued.revision);
+}
+
+class FailedWatch : public WatchSink {
+ public:
+  void on_watch_events(std::uint64_t, const std::vector<Event>& events) override {
+    std::lock_guard lock(mutex_);
+    last_delivered = events.back().revision;
+  }
+  void on_watch_compacted(std::uint64_t, Revision) override {}
+  void on_watch_failed(std::uint64_t, Revision resume_from, const std::string& message) override {
+    std::lock_guard lock(mutex_);
+    failed_ = std::make_pair(resume_from, message);
+    cv_.notify_all();
+  }
+  std::optional<std::pair<Revision, std::string>> wait() {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return failed_.has_value(); });
+    return failed_;
+  }
+  Revision last_delivered = 0;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::optional<std::pair<Revision, std::string>> failed_;
+};
+
+}  // namespace
+
+TEST_CASE("a WAL truncated to half is refused, then recovered above every token", "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.close();
+  std::string wal = newest(f.data_dir(), ".log");
+  fs::resize_file(wal, fs::file_size(wal) / 2);
+  std::string error = open_error(f);
+  CHECK_THAT(error, Catch::Contains("damaged"));
+  CHECK_THAT(error, Catch::Contains("acknowledged changes are missing"));
+  CHECK_THAT(error, Catch::Contains(fs::path(wal).filename().string()));
+  CHECK(open_error(f) == error);  // refusing changed nothing
+  CHECK_THAT(error, Catch::Contains("--recover"));
+  recover_and_check(f, issued);
+}
+
+TEST_CASE("a WAL with bytes flipped in its middle is refused, then recovered", "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.close();
+  std::string wal = newest(f.data_dir(), ".log");
+  flip(wal, fs::file_size(wal) / 2, 64);
+  std::string error = open_error(f);
+  CHECK_THAT(error, Catch::Contains("damaged"));
+  CHECK_THAT(error, Catch::Contains(fs::path(wal).filename().string()));
+  recover_and_check(f, issued, kKeys / 3);  // the rest of the damaged 32 KiB block is lost
+}
+
+TEST_CASE("a WAL cut short by 1000 bytes is refused, then recovered", "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.close();
+  std::string wal = newest(f.data_dir(), ".log");
+  fs::resize_file(wal, fs::file_size(wal) - 1000);
+  std::string error = open_error(f);
+  CHECK_THAT(error, Catch::Contains("acknowledged changes are missing"));
+  recover_and_check(f, issued, kKeys - 20);
+}
+
+TEST_CASE("a corrupted table file is refused at start-up, then recovered", "[damage]") {
+  auto family = GENERATE(std::string("leases"), std::string("events"), std::string("tenures"));
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.close();
+  std::string table = flushed_table(f.data_dir(), family);
+  flip(table, fs::file_size(table) / 4, 64);
+  std::string error = open_error(f);
+  CHECK_THAT(error, Catch::Contains("damaged"));
+  CHECK_THAT(error, Catch::Contains(fs::path(table).filename().string()));
+  recover_and_check(f, issued);
+}
+
+TEST_CASE("a ledger whose files are gone is refused, then recovered above the marks",
+          "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.close();
+  fs::remove_all(f.data_dir());
+  std::string error = open_error(f);
+  CHECK_THAT(error, Catch::Contains("missing"));
+  f.config().open_mode = storage::OpenMode::recover;
+  f.open();
+  f.config().open_mode = storage::OpenMode::normal;
+  auto r = f.acquire("rec/0", "b");
+  CHECK(r.lease->token > issued.max_token);
+  CHECK(r.revision > issued.revision);
+}
+
+TEST_CASE("an intact ledger opens as before, and a crash's torn tail is no damage", "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.reopen();
+  CHECK(f.engine().revision() == issued.revision);
+  CHECK(f.get("rec/0").lease->token == 3);
+}
+
+TEST_CASE("reads that fail while serving answer unavailable; a replay ends with an error",
+          "[damage]") {
+  EngineConfig config;
+  EngineFixture f(config);
+  Issued issued = fill(f);
+  f.close();
+  std::string events = flushed_table(f.data_dir(), "events");
+  std::string leases = flushed_table(f.data_dir(), "leases");
+  f.config().skip_verify = true;  // as if the damage happened while running
+  f.open();
+  flip(events, fs::file_size(events) / 4, 64);
+  flip(leases, fs::file_size(leases) / 4, 64);
+
+  auto listed = f.list("rec/", 1000);
+  REQUIRE(listed.error);
+  CHECK(listed.error->code == errc::unavailable);
+  std::vector<Event> replay;
+  auto status = f.engine().events_from(1, 100'000, replay);
+  CHECK_FALSE(status.ok());
+  CHECK(status.code() == storage::errc::corruption);
+
+  auto sink = std::make_shared<FailedWatch>();
+  Revision current = 0;
+  auto watch = f.engine().watch(WatchFilter{}, Revision{1}, sink, current);
+  auto failed = sink->wait();
+  REQUIRE(failed);
+  CHECK(failed->first >= 1);
+  CHECK(failed->first <= issued.revision);
+  CHECK_THAT(failed->second, Catch::Contains("cannot read the ledger"));
+  CHECK(sink->last_delivered < failed->first);  // no event after the failure point
+  f.engine().unwatch(watch);
+}
