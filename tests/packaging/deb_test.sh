@@ -33,10 +33,9 @@ cleanup() {
 trap cleanup EXIT
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null
 
-# The cli engineer's --version; --help until then.
-/usr/sbin/tenured --version || /usr/sbin/tenured --help >/dev/null
+echo "deb_test: $(tenured --version)"
 getent passwd tenure >/dev/null && getent group tenure >/dev/null
-grep -q '^ExecStart=/usr/sbin/tenured ' /usr/lib/systemd/system/tenured.service
+grep -q '^ExecStart=/usr/bin/tenured ' /usr/lib/systemd/system/tenured.service
 test -f /usr/lib/systemd/system/tenured.socket
 
 chmod 755 "$dir"
@@ -44,7 +43,7 @@ install -d -o tenure -g tenure -m 700 "$dir/data"
 # setpriv execs in place, so tenured keeps the pid the sockets were passed to.
 systemd-socket-activate -l "$dir/tenured.sock" \
   setpriv --reuid tenure --regid tenure --init-groups \
-  /usr/sbin/tenured --data-dir "$dir/data" --ws-listen off >"$dir/log" 2>&1 &
+  /usr/bin/tenured --data-dir "$dir/data" --ws-listen off >"$dir/log" 2>&1 &
 activator=$!
 for _ in $(seq 100); do [[ -S $dir/tenured.sock ]] && break; sleep 0.1; done
 test ! -e "$dir/data/ledger"  # not started yet
