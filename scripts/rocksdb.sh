@@ -11,6 +11,11 @@
 # Environment: TENURE_CACHE (default /var/cache/tenure), JOBS (default nproc).
 set -euo pipefail
 
+# librocksdb-dev (its version is the one built) brings the compression libraries Debian's build
+# links: snappy, lz4, zstd, zlib, bzip2 (a ledger written by either build opens with the other);
+# build-essential brings dpkg-source. stdout is for the prefix alone.
+"$(dirname "$0")/setup.sh" >&2
+
 # Bump when the recipe below changes, so that a cached build of an older recipe is not reused.
 recipe=1
 version=$(dpkg-query -W -f='${Version}' librocksdb-dev)
@@ -38,22 +43,9 @@ if [[ -f $prefix/.complete ]]; then
   exit 0
 fi
 
-# The compression libraries Debian's librocksdb links (a ledger written by either build opens
-# with the other), and dpkg-dev for dpkg-source.
-packages=(dpkg-dev libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  log "installing ${missing[*]}"
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}"
-fi
-
 work=$(mktemp -d /tmp/tenure-rocksdb.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 start=$SECONDS
 
 # deb-src entries for the very archives apt has librocksdb-dev's version from, in a private apt
