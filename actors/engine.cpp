@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <latch>
 #include <mutex>
 
@@ -19,41 +18,32 @@ std::string_view to_string(OpKind kind) {
   return kNames[static_cast<std::size_t>(kind)];
 }
 
-// The gate of in-flight work: stop() waits until every admitted request has had its reply.
 struct Engine::Impl {
   Impl(boost::asio::io_context& io, const Clock& clock, EngineConfig config,
        std::unique_ptr<storage::Ledger> ledger)
       : core(io, clock, std::move(config), std::move(ledger)) {}
 
   EngineCore core;
-  std::atomic<bool> stopping{false};
-  std::mutex gate_mutex;
-  std::condition_variable gate_drained;
-  std::uint64_t in_flight = 0;
-  bool stopped = false;
+  // Admitted requests: stop() closes it and waits until every one has had its reply.
+  TurnGate requests;
   std::atomic<std::uint64_t> next_watch_id{1};
 
   // Counts the request and lets it in unless the engine is stopping (then answers it).
   template <typename Result>
   bool admit(OpKind kind, Reply<Result>& reply) {
-    core.counters.ops[static_cast<std::size_t>(kind)].fetch_add(1);
-    std::lock_guard lock(gate_mutex);
-    if (stopping.load()) {
-      Result result;
-      result.error = Error{errc::unavailable, "the server is shutting down"};
-      reply(std::move(result));
-      return false;
-    }
-    ++in_flight;
-    return true;
+    core.counters.ops[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+    if (requests.enter()) return true;
+    Result result;
+    result.error = Error{errc::unavailable, "the server is shutting down"};
+    reply(std::move(result));
+    return false;
   }
 
   template <typename Result>
   Reply<Result> tracked(Reply<Result> reply) {
     return [this, reply = std::move(reply)](Result result) {
       reply(std::move(result));
-      std::lock_guard lock(gate_mutex);
-      if (--in_flight == 0) gate_drained.notify_all();
+      requests.leave();
     };
   }
 
@@ -128,20 +118,11 @@ bool Engine::start(std::string& error) {
 }
 
 void Engine::stop() {
-  {
-    std::lock_guard lock(impl_->gate_mutex);
-    if (impl_->stopped) return;
-    impl_->stopped = true;
-    impl_->stopping.store(true);
-  }
+  if (!impl_->requests.close()) return;
   EngineCore& core = impl_->core;
   for (auto& actor : core.registry.snapshot()) actor->post_shutdown();
-  {
-    std::unique_lock lock(impl_->gate_mutex);
-    if (!impl_->gate_drained.wait_for(lock, std::chrono::seconds(10),
-                                      [&] { return impl_->in_flight == 0; })) {
-      spdlog::warn("stopping with {} requests unanswered", impl_->in_flight);
-    }
+  if (!impl_->requests.wait_idle(std::chrono::seconds(10))) {
+    spdlog::warn("stopping with {} requests unanswered", impl_->requests.open());
   }
   core.registry.cancel_timers();
   core.ledger->writer().flush();
@@ -232,6 +213,10 @@ void Engine::get(GetRequest request, Reply<GetResult> reply) {
     const auto& lease = loaded.state.lease;
     if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
     result.last_token = loaded.state.last_token;
+    // An actor may retire during lock-delay: the row still has it.
+    if (!result.lease && loaded.state.lock_until > request.caller.received_at) {
+      result.lock_delay_until = loaded.state.lock_until;
+    }
   }
   done(std::move(result));
 }
@@ -302,7 +287,7 @@ void Engine::disconnect(ConnId conn, std::vector<std::string> keys) {
   // Taken before the check, so that stop() either sees this ticket or this call sees stopping.
   // A stopped engine writes nothing more; recovery releases the connection-bound leases.
   TurnGate::Ticket ticket(core.turns);
-  if (impl_->stopping.load()) return;
+  if (impl_->requests.closed()) return;
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   for (const std::string& key : keys) {
@@ -316,7 +301,7 @@ std::shared_ptr<Watch> Engine::watch(WatchFilter filter, std::optional<Revision>
   auto watch = std::make_shared<Watch>(impl_->next_watch_id.fetch_add(1), std::move(filter),
                                        std::move(sink));
   TurnGate::Ticket ticket(core.turns);  // as in disconnect: no replay is queued after stop()
-  if (impl_->stopping.load()) from.reset();
+  if (impl_->requests.closed()) from.reset();
   current = watch->start(core, from);
   return watch;
 }
@@ -356,6 +341,7 @@ EngineStats Engine::stats() const {
   for (std::size_t i = 0; i < s.expiry_lateness_ms_log2.size(); ++i) {
     s.expiry_lateness_ms_log2[i] = core.counters.expiry_lateness_ms_log2[i].load();
   }
+  s.expiry_lateness_ms_sum = core.counters.expiry_lateness_ms_sum.load();
   s.writer = core.ledger->writer().stats();
   s.healthy = core.ledger->healthy();
   return s;

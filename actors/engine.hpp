@@ -55,6 +55,7 @@ struct EngineStats {
   std::uint64_t pending_turns = 0;  // actor turns queued and shard timers armed
   std::array<std::uint64_t, static_cast<std::size_t>(OpKind::count)> ops{};
   std::array<std::uint64_t, 16> expiry_lateness_ms_log2{};
+  std::uint64_t expiry_lateness_ms_sum = 0;
   storage::WriterStats writer;
   bool healthy = true;
 };

@@ -1,36 +1,70 @@
 #include "actors/event_bus.hpp"
 
-#include <algorithm>
+#include <map>
 
 namespace tenure {
 
-void EventBus::subscribe(std::shared_ptr<EventSubscriber> subscriber) {
+bool WatchFilter::matches(const Event& event) const {
+  if (key) return event.key == *key;
+  return std::string_view(event.key).starts_with(prefix);
+}
+
+void EventBus::subscribe(std::shared_ptr<EventSubscriber> subscriber, WatchFilter filter) {
   std::lock_guard lock(mutex_);
-  auto next = std::make_shared<List>(*list_);
-  next->push_back(std::move(subscriber));
-  list_ = std::move(next);
+  const EventSubscriber* at = subscriber.get();
+  if (entries_.insert_or_assign(at, Entry{std::move(subscriber), std::move(filter)}).second) {
+    count_.fetch_add(1, std::memory_order_relaxed);
+  }
+  changed_ = true;
 }
 
 void EventBus::unsubscribe(const EventSubscriber* subscriber) {
   std::lock_guard lock(mutex_);
-  auto next = std::make_shared<List>(*list_);
-  std::erase_if(*next, [&](const auto& s) { return s.get() == subscriber; });
-  list_ = std::move(next);
+  if (entries_.erase(subscriber) == 0) return;
+  count_.fetch_sub(1, std::memory_order_relaxed);
+  changed_ = true;
+}
+
+void EventBus::regroup() {
+  // Keyed by kind and text, so a key watch and a prefix watch of the same text stay apart.
+  std::map<std::pair<bool, std::string_view>, Group> by_filter;
+  for (const auto& [at, entry] : entries_) {
+    const WatchFilter& f = entry.filter;
+    Group& group = by_filter[{f.key.has_value(), f.key ? *f.key : f.prefix}];
+    if (group.members.empty()) group.filter = f;
+    group.members.push_back(entry.subscriber);
+  }
+  auto groups = std::make_shared<Groups>();
+  groups->reserve(by_filter.size());
+  for (auto& [name, group] : by_filter) groups->push_back(std::move(group));
+  groups_ = std::move(groups);
+  changed_ = false;
 }
 
 void EventBus::publish(const std::vector<Event>& events) {
-  std::shared_ptr<const List> list;
+  std::shared_ptr<const Groups> groups;
   {
     std::lock_guard lock(mutex_);
-    list = list_;
+    if (changed_) regroup();
+    groups = groups_;
   }
   published_.fetch_add(events.size());
-  for (const auto& s : *list) s->on_events(events);
-}
-
-std::size_t EventBus::subscribers() const {
-  std::lock_guard lock(mutex_);
-  return list_->size();
+  if (groups->empty() || events.empty()) return;
+  auto all = std::make_shared<const std::vector<Event>>(events);
+  for (const Group& group : *groups) {
+    EventBatch batch = all;
+    if (group.filter.key || !group.filter.prefix.empty()) {
+      std::vector<Event> matching;
+      for (const Event& e : *all) {
+        if (group.filter.matches(e)) matching.push_back(e);
+      }
+      if (matching.empty()) continue;
+      if (matching.size() < all->size()) {
+        batch = std::make_shared<const std::vector<Event>>(std::move(matching));
+      }
+    }
+    for (const auto& member : group.members) member->on_events(batch);
+  }
 }
 
 }  // namespace tenure

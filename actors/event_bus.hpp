@@ -2,35 +2,68 @@
 // Publishes committed events, in revision order, to subscribers (watchers). Publishing runs on
 // the ledger's writer thread, so a subscriber must only queue and return: a slow subscriber is
 // its own problem (it lags), never the leases'.
+//
+// Subscribers are grouped by filter: each batch is filtered once per distinct key or prefix,
+// and every subscriber of a group gets the same immutable batch (no copy per subscriber). The
+// groups are rebuilt at the first publish after subscriptions changed, so a thousand new watches
+// cost one rebuild, not a thousand copies of the list.
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/lease.hpp"
 
 namespace tenure {
 
+// Events shared, unchanged, by every subscriber that gets them.
+using EventBatch = std::shared_ptr<const std::vector<Event>>;
+
+struct WatchFilter {
+  std::string prefix;              // byte prefix; empty: every key
+  std::optional<std::string> key;  // exact key instead of a prefix
+  bool matches(const Event& event) const;
+};
+
 class EventSubscriber {
  public:
   virtual ~EventSubscriber() = default;
-  // Called with consecutive committed events; never blocks.
-  virtual void on_events(const std::vector<Event>& events) = 0;
+  // Called with the committed events that match the subscriber's filter, in revision order;
+  // never blocks. `events` is never empty.
+  virtual void on_events(const EventBatch& events) = 0;
 };
 
 class EventBus {
  public:
-  void subscribe(std::shared_ptr<EventSubscriber> subscriber);
+  void subscribe(std::shared_ptr<EventSubscriber> subscriber, WatchFilter filter = {});
   void unsubscribe(const EventSubscriber* subscriber);
   void publish(const std::vector<Event>& events);
-  std::size_t subscribers() const;
+  std::size_t subscribers() const { return count_.load(std::memory_order_relaxed); }
   std::uint64_t published() const { return published_.load(); }
 
  private:
-  using List = std::vector<std::shared_ptr<EventSubscriber>>;
-  mutable std::mutex mutex_;  // guards swaps of the list, not publishing
-  std::shared_ptr<const List> list_ = std::make_shared<List>();
+  struct Group {
+    WatchFilter filter;
+    std::vector<std::shared_ptr<EventSubscriber>> members;
+  };
+  struct Entry {
+    std::shared_ptr<EventSubscriber> subscriber;
+    WatchFilter filter;
+  };
+  using Groups = std::vector<Group>;
+
+  // REQUIRES: mutex_ held.
+  void regroup();
+
+  mutable std::mutex mutex_;  // guards the subscribers and swaps of the groups, not publishing
+  std::unordered_map<const EventSubscriber*, Entry> entries_;
+  bool changed_ = false;
+  std::shared_ptr<const Groups> groups_ = std::make_shared<Groups>();
+  std::atomic<std::size_t> count_{0};
   std::atomic<std::uint64_t> published_{0};
 };
 

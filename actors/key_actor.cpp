@@ -401,7 +401,9 @@ void KeyActor::post_revoke(RevokeRequest request, Reply<HolderResult> reply) {
     Millis now = request.caller.received_at;
     Step step;
     settle(now, step);
-    HolderOutcome outcome = revoke(state_, key(), now, step.change);
+    HolderOutcome outcome =
+        revoke(state_, key(), Revocation{std::move(request.by), std::move(request.reason)}, now,
+               step.change);
     reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
     serve_waiters(now, step);
     finish(step);
@@ -430,6 +432,15 @@ void KeyActor::post_get(GetRequest request, Reply<GetResult> reply) {
     result.lease = state_.lease;
     result.last_token = state_.last_token;
     result.waiters = waiter_count();
+    if (busy_) {
+      for (const Waiter& w : busy_->waiters) {
+        if (result.waiting.size() == GetResult::kMaxListedWaiters) break;
+        result.waiting.push_back({w.request.params.owner, w.request.caller.received_at});
+      }
+    }
+    if (!state_.lease && state_.lock_until > request.caller.received_at) {
+      result.lock_delay_until = state_.lock_until;
+    }
     reply_now(step, std::move(reply), std::move(result));
     finish(step);
   });
@@ -527,6 +538,7 @@ void KeyActor::post_wake(Millis at) {
       auto late = static_cast<std::uint64_t>(now - *state_.lease->expires_at);
       std::size_t bucket = std::min<std::size_t>(std::bit_width(late), 15);
       core_.counters.expiry_lateness_ms_log2[bucket].fetch_add(1);
+      core_.counters.expiry_lateness_ms_sum.fetch_add(late);
     }
     Step step;
     settle(now, step);

@@ -53,6 +53,7 @@ struct ReleaseRequest {
 struct RevokeRequest {
   std::string key;
   std::string reason;
+  std::string by;  // the revoking principal as the transport names it (§3 revoke)
   Caller caller;
 };
 
@@ -79,12 +80,23 @@ struct GetRequest {
   Caller caller;
 };
 
+// A queued acquire as `get` shows it: who waits, since when.
+struct QueuedWaiter {
+  std::string owner;
+  Millis since = 0;
+};
+
 struct GetResult {
+  // `get` lists at most this many waiters, the first in the queue (§3 get).
+  static constexpr std::size_t kMaxListedWaiters = 100;
+
   std::optional<Error> error;
   std::string key;
   std::optional<Lease> lease;
   Token last_token = 0;
   std::size_t waiters = 0;
+  std::vector<QueuedWaiter> waiting;  // queue order
+  Millis lock_delay_until = 0;        // 0: not in lock-delay
 };
 
 struct KeepaliveRequest {

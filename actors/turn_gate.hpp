@@ -1,7 +1,9 @@
 #pragma once
-// The gate of actor and timer turns: every handler the engine posts holds a ticket until it has
-// run (or been destroyed unrun), so that stop() can wait until none of them can touch the engine
-// any more. Replies alone are not enough: a turn goes on after it has answered.
+// A gate that counts work in flight, so that stop() can wait until none of it can touch the
+// engine any more: one atomic word, no lock unless the count reaches zero. The engine has two:
+// admitted requests (closed at stop, answered before the writer stops) and actor and timer turns
+// (every handler the engine posts holds a ticket until it has run or been destroyed unrun;
+// replies alone are not enough, a turn goes on after it has answered).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,7 +18,7 @@ class TurnGate {
   // A turn's place in the gate, given back when the ticket is destroyed.
   class Ticket {
    public:
-    explicit Ticket(TurnGate& gate) : gate_(&gate) { gate.open_.fetch_add(1); }
+    explicit Ticket(TurnGate& gate) : gate_(&gate) { gate.state_.fetch_add(1); }
     Ticket(Ticket&& other) noexcept : gate_(std::exchange(other.gate_, nullptr)) {}
     Ticket& operator=(Ticket&&) = delete;
     ~Ticket() {
@@ -48,16 +50,29 @@ class TurnGate {
     return Counted<std::decay_t<Fn>>(*this, std::forward<Fn>(fn));
   }
 
-  // Waits until no ticket is out. Tickets must no longer be handed out by then (the engine has
-  // stopped its timers, its writer and its admissions). False if `timeout` passed first.
+  // Counts one unit of work in, unless the gate is closed. The check and the count are one
+  // atomic step, so close() either sees this unit or this call sees the gate closed.
+  bool enter() {
+    if ((state_.fetch_add(1) & kClosed) == 0) return true;
+    leave();
+    return false;
+  }
+  // Counts out a unit of work. REQUIRES: an enter() that returned true.
+  void leave();
+  // Refuses every later enter(); tickets are still counted. False if it was closed already.
+  bool close() { return (state_.fetch_or(kClosed) & kClosed) == 0; }
+  bool closed() const { return (state_.load() & kClosed) != 0; }
+
+  // Waits until nothing is counted in. Tickets must no longer be handed out by then (the engine
+  // has stopped its timers, its writer and its admissions). False if `timeout` passed first.
   bool wait_idle(std::chrono::milliseconds timeout);
 
-  std::uint64_t open() const { return open_.load(); }
+  std::uint64_t open() const { return state_.load() & ~kClosed; }
 
  private:
-  void leave();
+  static constexpr std::uint64_t kClosed = std::uint64_t{1} << 63;
 
-  std::atomic<std::uint64_t> open_{0};
+  std::atomic<std::uint64_t> state_{0};  // kClosed | the count
   std::mutex mutex_;
   std::condition_variable idle_;
 };

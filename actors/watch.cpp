@@ -10,13 +10,10 @@ namespace {
 // Events read from the ledger per turn of a replay, so that one long replay does not hold an
 // io thread for long.
 constexpr std::size_t kReplayChunk = 1024;
+// Live events a replaying watch keeps at most; past it they are read from the log instead.
+constexpr std::size_t kBufferedBound = 16 * kReplayChunk;
 
 }  // namespace
-
-bool WatchFilter::matches(const Event& event) const {
-  if (key) return event.key == *key;
-  return std::string_view(event.key).starts_with(prefix);
-}
 
 Watch::Watch(std::uint64_t id, WatchFilter filter, std::weak_ptr<WatchSink> sink)
     : id_(id), filter_(std::move(filter)), sink_(std::move(sink)) {}
@@ -29,7 +26,7 @@ Revision Watch::start(EngineCore& core, std::optional<Revision> from) {
     replaying_ = from.has_value();
   }
   // Subscribe first: anything committed from now on is buffered, anything before is in the log.
-  bus.subscribe(shared_from_this());
+  bus.subscribe(shared_from_this(), filter_);
   Revision current = ledger.revision();
   if (!from) {
     std::lock_guard lock(mutex_);
@@ -64,6 +61,13 @@ void Watch::replay(EngineCore& core, Revision next) {
   storage::Status status = core.ledger->events_from(next, kReplayChunk, chunk);
   std::unique_lock lock(mutex_);
   if (cancelled_) return;
+  // Events dropped from the buffer were committed before they were published: a log without
+  // them has lost them, and a watch must never skip.
+  if (status.ok() && chunk.empty() && next <= dropped_through_) {
+    status = storage::Status(storage::errc::corruption, "events up to revision " +
+                                                            std::to_string(dropped_through_) +
+                                                            " are missing from the event log");
+  }
   if (!status.ok()) {
     cancelled_ = true;
     buffered_.clear();
@@ -75,43 +79,58 @@ void Watch::replay(EngineCore& core, Revision next) {
     return;
   }
   Revision first_buffered = buffered_.empty() ? 0 : buffered_.front().revision;
-  std::vector<Event> older;
+  auto older = std::make_shared<std::vector<Event>>();
+  bool read_to_buffer = false;
   for (Event& e : chunk) {
-    if (first_buffered != 0 && e.revision >= first_buffered) break;
-    older.push_back(std::move(e));
+    if (first_buffered != 0 && e.revision >= first_buffered) {
+      read_to_buffer = true;
+      break;
+    }
+    // Every event read counts as seen, matching or not, so the seam's dedup holds.
+    next = e.revision + 1;
+    if (filter_.matches(e)) older->push_back(std::move(e));
   }
   deliver(older);
-  bool log_has_more = chunk.size() == kReplayChunk && older.size() == chunk.size();
+  // More to read: a full chunk short of the buffer, or events dropped from the buffer not read
+  // yet (they were committed, so the log has them).
+  bool log_has_more = (chunk.size() == kReplayChunk && !read_to_buffer) || next <= dropped_through_;
   if (log_has_more) {
-    post_replay(core, delivered_ + 1);
+    post_replay(core, next);
     return;
   }
   // The seam: what was buffered follows what was read, minus what both saw.
-  deliver(buffered_);
-  buffered_.clear();
-  buffered_.shrink_to_fit();
+  deliver(std::make_shared<const std::vector<Event>>(std::move(buffered_)));
+  buffered_ = {};
   replaying_ = false;
 }
 
-void Watch::on_events(const std::vector<Event>& events) {
+void Watch::on_events(const EventBatch& events) {
   std::lock_guard lock(mutex_);
   if (cancelled_) return;
   if (replaying_) {
-    buffered_.insert(buffered_.end(), events.begin(), events.end());
+    if (buffered_.size() + events->size() > kBufferedBound) {
+      dropped_through_ = events->back().revision;
+      buffered_ = {};
+      return;
+    }
+    buffered_.insert(buffered_.end(), events->begin(), events->end());
     return;
   }
   deliver(events);
 }
 
-void Watch::deliver(const std::vector<Event>& events) {
-  std::vector<Event> matching;
-  for (const Event& e : events) {
-    if (e.revision <= delivered_) continue;
-    delivered_ = e.revision;
-    if (filter_.matches(e)) matching.push_back(e);
+void Watch::deliver(const EventBatch& events) {
+  if (events->empty() || events->back().revision <= delivered_) return;
+  EventBatch fresh = events;
+  if (events->front().revision <= delivered_) {
+    auto rest = std::make_shared<std::vector<Event>>();
+    for (const Event& e : *events) {
+      if (e.revision > delivered_) rest->push_back(e);
+    }
+    fresh = std::move(rest);
   }
-  if (matching.empty()) return;
-  if (auto sink = sink_.lock()) sink->on_watch_events(id_, matching);
+  delivered_ = fresh->back().revision;
+  if (auto sink = sink_.lock()) sink->on_watch_events(id_, fresh);
 }
 
 void Watch::cancel(EventBus& bus) {

@@ -15,18 +15,13 @@ namespace tenure {
 
 struct EngineCore;
 
-struct WatchFilter {
-  std::string prefix;              // byte prefix; empty: every key
-  std::optional<std::string> key;  // exact key instead of a prefix
-  bool matches(const Event& event) const;
-};
-
 class WatchSink {
  public:
   virtual ~WatchSink() = default;
   // Matching events, in strictly increasing revision order. Called from the ledger's writer
   // thread or an io thread, never concurrently for one watch.
-  virtual void on_watch_events(std::uint64_t watch_id, const std::vector<Event>& events) = 0;
+  // The batch may be shared with other watches; it is never empty.
+  virtual void on_watch_events(std::uint64_t watch_id, const EventBatch& events) = 0;
   // The watch asked for revisions the ledger no longer keeps; it is cancelled.
   virtual void on_watch_compacted(std::uint64_t watch_id, Revision oldest) = 0;
   // The replay could not read the ledger from `resume_from` on (§6: never a gap); it is
@@ -46,12 +41,13 @@ class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch>
   // No more events after this returns (save ones already handed to the sink).
   void cancel(EventBus& bus);
 
-  void on_events(const std::vector<Event>& events) override;
+  void on_events(const EventBatch& events) override;
 
  private:
   void replay(EngineCore& core, Revision next);
   void post_replay(EngineCore& core, Revision next);
-  void deliver(const std::vector<Event>& events);  // REQUIRES: mutex_ held
+  // Hands the sink what it has not had yet. REQUIRES: mutex_ held; `events` match the filter.
+  void deliver(const EventBatch& events);
 
   const std::uint64_t id_;
   const WatchFilter filter_;
@@ -59,8 +55,11 @@ class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch>
   std::mutex mutex_;
   bool replaying_ = false;
   bool cancelled_ = false;
-  Revision delivered_ = 0;       // the last revision handed to the sink
-  std::vector<Event> buffered_;  // live events that arrived during the replay
+  Revision delivered_ = 0;  // the last revision handed to the sink
+  // Live events that arrived during the replay, at most kBufferedBound: an overflowing buffer is
+  // dropped, since what it held is in the log, and the replay reads on through dropped_through_.
+  std::vector<Event> buffered_;
+  Revision dropped_through_ = 0;
 };
 
 }  // namespace tenure

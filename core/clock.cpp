@@ -15,6 +15,13 @@ Millis SystemClock::now() const {
   return wall_origin_ + std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
 }
 
+Millis SystemClock::not_before(Millis floor) {
+  const Millis behind = floor - now();
+  if (behind <= 0) return 0;
+  wall_origin_ += behind;
+  return behind;
+}
+
 namespace {
 
 // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm): replies format a time or

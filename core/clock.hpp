@@ -22,6 +22,11 @@ class SystemClock final : public Clock {
  public:
   SystemClock();
   Millis now() const override;
+  // Moves the scale forward so that now() >= floor, and returns by how much. A ledger written
+  // before the wall clock was stepped back holds times ahead of the wall: continuing from its
+  // newest time keeps persisted deadlines from lasting longer than they were granted.
+  // REQUIRES: no other thread reads the clock yet.
+  Millis not_before(Millis floor);
 
  private:
   std::chrono::steady_clock::time_point steady_origin_;

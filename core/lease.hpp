@@ -51,12 +51,22 @@ struct KeyState {
   bool idle() const { return !lease && lock_until == 0; }
 };
 
+// Who revoked a tenure and why (§3 revoke), kept in its record and carried by its event. Both
+// empty unless the tenure was revoked (and `reason` also when none was given).
+struct Revocation {
+  std::string by;  // the revoking principal: "uid:N" or "ws"
+  std::string reason;
+
+  bool empty() const { return by.empty() && reason.empty(); }
+};
+
 struct TenureRecord {
   Token token = 0;
   std::string owner;
   Millis acquired_at = 0;
   std::optional<Millis> ended_at;
   std::optional<EndReason> end;
+  Revocation revocation;
 };
 
 struct Event {
@@ -67,6 +77,7 @@ struct Event {
   Millis at = 0;
   std::optional<Millis> expires_at;
   Revision revision = 0;  // assigned by the ledger at commit
+  Revocation revocation;  // revoked only
 };
 
 }  // namespace tenure

@@ -55,18 +55,19 @@ Millis clamp_ttl(std::optional<Millis> requested, const Limits& limits) {
 namespace {
 
 Event make_event(EventType type, std::string_view key, const Lease& lease, Millis at) {
-  return Event{type, std::string(key), lease.owner, lease.token, at, lease.expires_at, 0};
+  return Event{type, std::string(key), lease.owner, lease.token, at, lease.expires_at, 0, {}};
 }
 
 // Ends the live tenure: event, tenure record, and the memory of who held it last.
 void end_tenure(KeyState& state, std::string_view key, EndReason reason, Millis ended_at,
-                Millis event_at, Change& change) {
+                Millis event_at, Change& change, const Revocation& revocation = {}) {
   Lease& lease = *state.lease;
   static constexpr EventType kEventFor[] = {EventType::released, EventType::expired,
                                             EventType::revoked};
   change.events.push_back(make_event(kEventFor[static_cast<int>(reason)], key, lease, event_at));
+  change.events.back().revocation = revocation;
   change.tenures.push_back(
-      TenureRecord{lease.token, lease.owner, lease.acquired_at, ended_at, reason});
+      TenureRecord{lease.token, lease.owner, lease.acquired_at, ended_at, reason, revocation});
   if (reason != EndReason::released) {
     if (lease.lock_delay_ms > 0) state.lock_until = ended_at + lease.lock_delay_ms;
     change.lost_conn = lease.conn;
@@ -144,7 +145,8 @@ AcquireOutcome acquire(KeyState& state, std::string_view key, const AcquireParam
   lease.lock_delay_ms = lock_delay;
   state.last_token = lease.token;
   change.events.push_back(make_event(EventType::acquired, key, lease, now));
-  change.tenures.push_back(TenureRecord{lease.token, lease.owner, now, std::nullopt, std::nullopt});
+  change.tenures.push_back(
+      TenureRecord{lease.token, lease.owner, now, std::nullopt, std::nullopt, {}});
   change.state_dirty = true;
   state.lease = std::move(lease);
   return {AcquireStatus::acquired, true, 0};
@@ -196,11 +198,12 @@ HolderOutcome release(KeyState& state, std::string_view key, const HolderParams&
   return {HolderStatus::ok, NotHolderReason::free, token};
 }
 
-HolderOutcome revoke(KeyState& state, std::string_view key, Millis now, Change& change) {
+HolderOutcome revoke(KeyState& state, std::string_view key, const Revocation& revocation,
+                     Millis now, Change& change) {
   expire_if_due(state, key, now, change);
   if (!state.lease) return {HolderStatus::not_holder, NotHolderReason::free, std::nullopt};
   Token token = state.lease->token;
-  end_tenure(state, key, EndReason::revoked, now, now, change);
+  end_tenure(state, key, EndReason::revoked, now, now, change, revocation);
   return {HolderStatus::ok, NotHolderReason::free, token};
 }
 

@@ -82,8 +82,9 @@ HolderOutcome renew(KeyState& state, std::string_view key, const HolderParams& p
 HolderOutcome release(KeyState& state, std::string_view key, const HolderParams& params, Millis now,
                       Change& change);
 
-// Admin revoke: ends the live tenure whoever holds it.
-HolderOutcome revoke(KeyState& state, std::string_view key, Millis now, Change& change);
+// Admin revoke: ends the live tenure whoever holds it, recording who did and why.
+HolderOutcome revoke(KeyState& state, std::string_view key, const Revocation& revocation,
+                     Millis now, Change& change);
 
 // The fencing check: is `token` (of `owner`, if given) the live tenure right now?
 HolderOutcome check(KeyState& state, std::string_view key, Token token,

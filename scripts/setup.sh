@@ -4,11 +4,19 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config
-          libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2)
+          libboost1.81-dev librocksdb-dev libsimdjson-dev libspdlog-dev libcli11-dev catch2
+          libjemalloc-dev  # tenured's allocator (docs/benchmarks.md)
+          libsystemd-dev   # sd_notify and socket activation
+          help2man)        # the man pages tenure(1) and tenured(8), made at build time
+# cpack -G DEB: dpkg-shlibdeps (dpkg-dev) finds the dependencies, `file` tells it the binaries.
+packages+=(dpkg-dev file)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(python3 procps)
+  packages+=(python3 procps faketime python3-pytest)
   # The dashboard's browser test (tests/browser): headless Chromium and a font to render with.
   packages+=(chromium fonts-dejavu-core)
+  # Fuzzing (scripts/fuzz.sh); systemd-socket-activate and systemd-analyze (tests/e2e, packaging).
+  # (libclang-rt-16-dev: the sanitizer and libFuzzer runtimes clang links.)
+  packages+=(clang-16 libclang-rt-16-dev libfuzzer-16-dev systemd)
 fi
 
 missing=()

@@ -1,14 +1,34 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test: the release build, then the ASan+UBSan
-# build of the unit tests (SANITIZE=0 skips the latter).
+# Installs what is missing, builds, and runs every test, one step after another; each step
+# prints its time. Steps: the release build and its tests; the ASan+UBSan build of the unit tests
+# (SANITIZE=0 skips it); ThreadSanitizer (TSAN=0 skips); fuzzing (FUZZ=0 skips, FUZZ_SECONDS per
+# target); the Debian package (only as root with TENURE_PACKAGE_TEST=1, as in CI).
+# To add a step: one `step NAME COMMAND...` line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --test
-BUILD_DIR=build scripts/build.sh
-ctest --test-dir build --output-on-failure --timeout 600 -j 2
-if [[ "${SANITIZE:-1}" == "1" ]]; then
-  # Only the in-process tests run under the sanitizers; the end-to-end ones already ran above.
+jobs=${JOBS:-$(nproc)}
+
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "=== $name"
+  "$@"
+  echo "=== $name: $((SECONDS - start)) s"
+}
+
+asan() {
+  # Only the in-process tests run under ASan; the end-to-end ones already ran in the release build.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON >/dev/null
-  ninja -C build-asan -j "${JOBS:-$(nproc)}" unit_tests transport_tests
+  ninja -C build-asan -j "$jobs" unit_tests transport_tests fuzz_request_parser fuzz_codec \
+    fuzz_front_door
   ctest --test-dir build-asan --output-on-failure --timeout 900 -L unit -j 2
-fi
+}
+
+step setup scripts/setup.sh --test
+step build env BUILD_DIR=build scripts/build.sh
+step tests ctest --test-dir build --output-on-failure --timeout 600 -j 2
+[[ "${SANITIZE:-1}" == "1" ]] && step asan asan
+[[ "${TSAN:-1}" == "1" ]] && step tsan scripts/tsan.sh
+[[ "${FUZZ:-1}" == "1" ]] && step fuzz scripts/fuzz.sh
+step package tests/packaging/deb_test.sh build
+echo "=== all passed in $SECONDS s"

@@ -4,6 +4,9 @@ namespace tenure::storage {
 namespace {
 
 constexpr std::uint8_t kFormat = 1;
+// Tenure and event rows of a revoke: format 1 followed by who revoked and why. Other rows keep
+// format 1, so that they stay readable by servers that predate it.
+constexpr std::uint8_t kFormatRevoked = 2;
 
 class Writer {
  public:
@@ -74,11 +77,27 @@ class Reader {
     return true;
   }
   bool done() const { return pos_ == in_.size(); }
+  // Who revoked and why, when the row's format carries them.
+  bool revocation(std::uint8_t format, Revocation& out) {
+    return format == kFormat || (str(out.by) && str(out.reason));
+  }
 
  private:
   std::string_view in_;
   std::size_t pos_ = 0;
 };
+
+std::uint8_t format_of(const Revocation& revocation) {
+  return revocation.empty() ? kFormat : kFormatRevoked;
+}
+
+void write_revocation(Writer& w, const Revocation& revocation) {
+  if (revocation.empty()) return;
+  w.str(revocation.by);
+  w.str(revocation.reason);
+}
+
+bool known_format(std::uint8_t format) { return format == kFormat || format == kFormatRevoked; }
 
 template <typename E>
 bool read_enum(Reader& r, E& out, std::uint8_t max) {
@@ -141,11 +160,12 @@ std::optional<KeyState> decode_state(std::string_view bytes) {
 
 std::string encode_tenure(const TenureRecord& record) {
   Writer w;
-  w.u8(kFormat);
+  w.u8(format_of(record.revocation));
   w.str(record.owner);
   w.signed_varint(record.acquired_at);
   w.optional_time(record.ended_at);
   w.u8(record.end ? static_cast<std::uint8_t>(*record.end) + 1 : 0);
+  write_revocation(w, record.revocation);
   return w.take();
 }
 
@@ -154,8 +174,9 @@ std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token) {
   TenureRecord t;
   t.token = token;
   std::uint8_t format, end;
-  if (!r.u8(format) || format != kFormat || !r.str(t.owner) || !r.signed_varint(t.acquired_at) ||
-      !r.optional_time(t.ended_at) || !r.u8(end) || end > 3 || !r.done()) {
+  if (!r.u8(format) || !known_format(format) || !r.str(t.owner) ||
+      !r.signed_varint(t.acquired_at) || !r.optional_time(t.ended_at) || !r.u8(end) || end > 3 ||
+      !r.revocation(format, t.revocation) || !r.done()) {
     return std::nullopt;
   }
   if (end) t.end = static_cast<EndReason>(end - 1);
@@ -164,13 +185,14 @@ std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token) {
 
 std::string encode_event(const Event& event) {
   Writer w;
-  w.u8(kFormat);
+  w.u8(format_of(event.revocation));
   w.u8(static_cast<std::uint8_t>(event.type));
   w.str(event.key);
   w.str(event.owner);
   w.varint(event.token);
   w.signed_varint(event.at);
   w.optional_time(event.expires_at);
+  write_revocation(w, event.revocation);
   return w.take();
 }
 
@@ -179,9 +201,9 @@ std::optional<Event> decode_event(std::string_view bytes, Revision revision) {
   Event e;
   e.revision = revision;
   std::uint8_t format;
-  if (!r.u8(format) || format != kFormat || !read_enum(r, e.type, 5) || !r.str(e.key) ||
+  if (!r.u8(format) || !known_format(format) || !read_enum(r, e.type, 5) || !r.str(e.key) ||
       !r.str(e.owner) || !r.varint(e.token) || !r.signed_varint(e.at) ||
-      !r.optional_time(e.expires_at) || !r.done()) {
+      !r.optional_time(e.expires_at) || !r.revocation(format, e.revocation) || !r.done()) {
     return std::nullopt;
   }
   return e;

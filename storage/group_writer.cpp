@@ -225,6 +225,7 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     stats_.batch_size_log2[log2_bucket(batch.size(), stats_.batch_size_log2.size())]++;
     stats_.write_us_log2[log2_bucket(static_cast<std::uint64_t>(micros),
                                      stats_.write_us_log2.size())]++;
+    stats_.write_us_sum += static_cast<std::uint64_t>(micros);
     if (!status.ok()) {
       stats_.failures++;
       last_error_ = status.message();

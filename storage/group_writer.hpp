@@ -57,6 +57,7 @@ struct WriterStats {
   std::array<std::uint64_t, 17> batch_size_log2{};
   // Write+sync latency in microsecond buckets 1, 2-3, 4-7, ...
   std::array<std::uint64_t, 32> write_us_log2{};
+  std::uint64_t write_us_sum = 0;
   std::uint64_t failures = 0;
 };
 

@@ -406,8 +406,8 @@ Status Ledger::history(std::string_view key, Token before_token, std::size_t lim
       if (limit == 0) {
         more = true;
       } else {
-        out.push_back(
-            TenureRecord{lease.token, lease.owner, lease.acquired_at, std::nullopt, std::nullopt});
+        out.push_back(TenureRecord{
+            lease.token, lease.owner, lease.acquired_at, std::nullopt, std::nullopt, {}});
       }
     }
   }

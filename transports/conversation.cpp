@@ -41,8 +41,13 @@ void Conversation::handle_request(std::string_view text, Millis read_at) {
 
 void Conversation::send(MessageFormat format) {
   if (ended()) return;
-  if (unwritten_bytes() > context_.limits.max_output) return close_unread();
   queue(format, nullptr);
+}
+
+// One request is always let in, however big its reply may be, so nothing ever waits forever.
+bool Conversation::read_budget_spent() const {
+  return quick_ >= context_.limits.max_inflight ||
+         unwritten_bytes() + reserved_ > context_.limits.max_output;
 }
 
 void Conversation::send_error(const Error& error) {
@@ -61,13 +66,14 @@ void Conversation::end_watches() {
     entry.second->ended = true;
     context_.engine.unwatch(entry.second->watch);
   }
+  context_.watches.fetch_sub(watches_.size());
   watches_.clear();
 }
 
 void Conversation::end_watch(const std::shared_ptr<Subscription>& subscription) {
   subscription->ended = true;
   context_.engine.unwatch(subscription->watch);
-  watches_.erase(subscription->watch->id());
+  context_.watches.fetch_sub(watches_.erase(subscription->watch->id()));
 }
 
 // Events count as lag, not as a client that stopped reading: past the output bound the watch is

@@ -53,8 +53,9 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void open();
   // Serves one request (a line or a text frame) read off the connection at `read_at` (§4).
   void handle_request(std::string_view text, Millis read_at);
-  // Queues a message unless the connection has ended. A client whose unwritten output is over
-  // the bound has stopped reading: the connection is closed instead (§2).
+  // Queues a message unless the connection has ended. Replies and `lost` notices are never
+  // dropped: the output is bounded by reading no more requests while it is over the bound (§2),
+  // and a client that takes nothing at all is closed by its session's write timeout.
   void send(MessageFormat format);
   // An error reply to something that was not a request (a frame the framing refused).
   void send_error(const Error& error);
@@ -62,7 +63,12 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void disconnect();
   // Cancels every watch of the connection, so that a closing connection's output can run dry.
   void end_watches();
-  std::size_t inflight() const { return inflight_; }
+  // Requests read and not yet answered, waiting acquires included.
+  std::size_t inflight() const { return quick_ + waiting_; }
+  // Whether the session should read no more requests for now: the replies it owes (written or
+  // expected) are over the output bound, or too many quick requests are unanswered. Waiting
+  // acquires do not count: they may wait long, and the renewals behind them must be read (§2).
+  bool read_budget_spent() const;
   ConnId conn() const { return conn_; }
 
   // The framing's side.
@@ -71,8 +77,6 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   virtual std::size_t unwritten_bytes() const = 0;
   // No more output is taken: the connection is closing or closed.
   virtual bool ended() const = 0;
-  // Closes at once: the client stopped reading.
-  virtual void close_unread() = 0;
   // Called after each reply: resume reading, or finish a close.
   virtual void settle() = 0;
 
@@ -86,8 +90,11 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   using Formatter = ReplyOutcome (*)(std::string&, std::string_view, const Result&);
 
   void dispatch(std::string id, RequestBody& body);
+  // Hands `request` to the engine. `expect`: the bytes its reply may take, reserved against the
+  // output bound until it comes; `waits`: a waiting acquire, counted apart.
   template <typename Request, typename Result, typename OnResult>
-  void call(void (Engine::*op)(Request, Reply<Result>), Request request, OnResult on_result);
+  void call(void (Engine::*op)(Request, Reply<Result>), Request request, OnResult on_result,
+            std::size_t expect, bool waits = false);
   // The usual result handler of `call`: the result formatted as the reply to request `id`.
   template <typename Result>
   static auto reply_with(std::size_t op, std::string id, Formatter<Result> format);
@@ -106,13 +113,19 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void report_failed(const std::shared_ptr<Subscription>& subscription, Revision resume_from,
                      const std::string& message);
   Caller caller() const { return Caller{credentials_.uid, credentials_.admin, conn_, read_at_}; }
+  // The principal as history and events name it (§3 revoke): the bearer token is not a uid.
+  std::string principal_name() const {
+    return transport_ == Transport::websocket ? "ws" : "uid:" + std::to_string(credentials_.uid);
+  }
 
   const Transport transport_;
   const Credentials credentials_;
   ConnId conn_ = 0;
   bool disconnected_ = false;
   Millis read_at_ = 0;
-  std::size_t inflight_ = 0;
+  std::size_t quick_ = 0;     // requests in flight other than waiting acquires
+  std::size_t waiting_ = 0;   // waiting acquires in flight
+  std::size_t reserved_ = 0;  // reply bytes expected of the quick requests in flight
   ConnectionKeys keys_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Subscription>> watches_;
 };

@@ -13,6 +13,8 @@ template <typename... Handlers>
 struct Overloaded : Handlers... {
   using Handlers::operator()...;
 };
+template <typename... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;  // clang 16 deduces no aggregates
 
 // The index of kOpNames of a request type: its place among RequestBody's alternatives.
 template <typename Request, typename Body = RequestBody>
@@ -21,12 +23,19 @@ template <typename Request, typename... Requests>
 struct OpOf<Request, std::variant<Requests...>> {
   static constexpr std::size_t value = [] {
     std::size_t index = 0;
-    ((std::is_same_v<Request, Requests> ? false : (++index, true)) && ...);
+    (void)((std::is_same_v<Request, Requests> ? false : (++index, true)) && ...);
     return index;
   }();
 };
 template <typename Request>
 constexpr std::size_t op_of = OpOf<Request>::value;
+
+// What a reply is expected to take, to bound the replies a connection owes (§2). Rough sizes
+// suffice: they only decide how many requests are read ahead of their replies.
+constexpr std::size_t kSmallReply = 512;  // a lease object with a long key, or less
+constexpr std::size_t kGetReply = 4096;   // a lease and up to 100 waiters
+constexpr std::size_t kLeaseInList = 300;
+constexpr std::size_t kTenureInHistory = 200;
 
 }  // namespace
 
@@ -39,12 +48,24 @@ auto Conversation::reply_with(std::size_t op, std::string id, Formatter<Result> 
 
 template <typename Request, typename Result, typename OnResult>
 void Conversation::call(void (Engine::*op)(Request, Reply<Result>), Request request,
-                        OnResult on_result) {
-  ++inflight_;
+                        OnResult on_result, std::size_t expect, bool waits) {
+  if (waits) {
+    ++waiting_;
+    expect = 0;
+  } else {
+    ++quick_;
+    reserved_ += expect;
+  }
   request.caller = caller();
-  auto reply = [self = shared_from_this(), on_result = std::move(on_result)](Result result) {
-    boost::asio::post(self->strand_, [self, on_result, result = std::move(result)] {
-      --self->inflight_;
+  auto reply = [self = shared_from_this(), on_result = std::move(on_result), expect,
+                waits](Result result) {
+    boost::asio::post(self->strand_, [self, on_result, result = std::move(result), expect, waits] {
+      if (waits) {
+        --self->waiting_;
+      } else {
+        --self->quick_;
+        self->reserved_ -= expect;
+      }
       on_result(*self, result);
       self->settle();
     });
@@ -58,53 +79,70 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
   std::visit(
       Overloaded{
           [&](AcquireRequest& request) {
+            bool waits = request.wait_ms > 0;
+            if (waits && waiting_ >= context_.limits.max_waiting) {
+              Error refusal{errc::too_many_requests,
+                            "a connection may have at most " +
+                                std::to_string(context_.limits.max_waiting) + " waiting acquires"};
+              reply(op, [&](std::string& out) { return format_error(out, id, refusal); });
+              return;
+            }
             // Only a lease bound to the connection or a queued waiter needs the engine when the
             // connection closes; other leases are not worth a map entry per lease.
-            bool binds = request.params.release_on_disconnect || request.wait_ms > 0;
+            bool binds = request.params.release_on_disconnect || waits;
             std::string key = binds ? request.key : std::string();
             if (binds) keys_.acquire_sent(key);
-            call(&Engine::acquire, std::move(request),
-                 [op, id = std::move(id), key, binds](Conversation& self,
-                                                      const AcquireResult& result) {
-                   bool acquired = !result.error && result.status == AcquireStatus::acquired;
-                   if (binds) self.keys_.acquire_answered(key, acquired);
-                   self.reply(op,
-                              [&](std::string& out) { return format_acquire(out, id, result); });
-                 });
+            call(
+                &Engine::acquire, std::move(request),
+                [op, id = std::move(id), key, binds](Conversation& self,
+                                                     const AcquireResult& result) {
+                  bool acquired = !result.error && result.status == AcquireStatus::acquired;
+                  if (binds) self.keys_.acquire_answered(key, acquired);
+                  self.reply(op, [&](std::string& out) { return format_acquire(out, id, result); });
+                },
+                kSmallReply, waits);
           },
           [&](ReleaseRequest& request) {
-            call(&Engine::release, std::move(request),
-                 [op, id = std::move(id)](Conversation& self, const HolderResult& result) {
-                   if (!result.error && result.status != HolderStatus::not_holder) {
-                     self.keys_.lease_ended(result.key);
-                   }
-                   self.reply(op,
-                              [&](std::string& out) { return format_release(out, id, result); });
-                 });
+            call(
+                &Engine::release, std::move(request),
+                [op, id = std::move(id)](Conversation& self, const HolderResult& result) {
+                  if (!result.error && result.status != HolderStatus::not_holder) {
+                    self.keys_.lease_ended(result.key);
+                  }
+                  self.reply(op, [&](std::string& out) { return format_release(out, id, result); });
+                },
+                kSmallReply);
           },
           [&](RenewRequest& request) {
-            call(&Engine::renew, std::move(request), reply_with(op, std::move(id), &format_renew));
+            call(&Engine::renew, std::move(request), reply_with(op, std::move(id), &format_renew),
+                 kSmallReply);
           },
           [&](RevokeRequest& request) {
-            call(&Engine::revoke, std::move(request),
-                 reply_with(op, std::move(id), &format_revoke));
+            request.by = principal_name();
+            call(&Engine::revoke, std::move(request), reply_with(op, std::move(id), &format_revoke),
+                 kSmallReply);
           },
           [&](CheckRequest& request) {
-            call(&Engine::check, std::move(request), reply_with(op, std::move(id), &format_check));
+            call(&Engine::check, std::move(request), reply_with(op, std::move(id), &format_check),
+                 kSmallReply);
           },
           [&](GetRequest& request) {
-            call(&Engine::get, std::move(request), reply_with(op, std::move(id), &format_get));
+            call(&Engine::get, std::move(request), reply_with(op, std::move(id), &format_get),
+                 kGetReply);
           },
           [&](KeepaliveRequest& request) {
             call(&Engine::keepalive, std::move(request),
-                 reply_with(op, std::move(id), &format_keepalive));
+                 reply_with(op, std::move(id), &format_keepalive), kSmallReply);
           },
           [&](ListRequest& request) {
-            call(&Engine::list, std::move(request), reply_with(op, std::move(id), &format_list));
+            std::size_t expect = kSmallReply + request.limit * kLeaseInList;
+            call(&Engine::list, std::move(request), reply_with(op, std::move(id), &format_list),
+                 expect);
           },
           [&](HistoryRequest& request) {
+            std::size_t expect = kSmallReply + request.limit * kTenureInHistory;
             call(&Engine::history, std::move(request),
-                 reply_with(op, std::move(id), &format_history));
+                 reply_with(op, std::move(id), &format_history), expect);
           },
           [&](WatchRequest& request) { start_watch(std::move(id), request); },
           [&](UnwatchRequest& request) { stop_watch(std::move(id), request); },
@@ -141,11 +179,19 @@ void Conversation::backup(std::string id, const BackupRequest& request) {
 
 void Conversation::start_watch(std::string id, WatchRequest& request) {
   constexpr std::size_t op = op_of<WatchRequest>;
+  std::optional<Error> refusal;
   if (watches_.size() >= context_.limits.max_watches) {
-    Error refusal{errc::too_many_requests, "a connection may have at most " +
-                                               std::to_string(context_.limits.max_watches) +
-                                               " watches"};
-    reply(op, [&](std::string& out) { return format_error(out, id, refusal); });
+    refusal = Error{errc::too_many_requests, "a connection may have at most " +
+                                                 std::to_string(context_.limits.max_watches) +
+                                                 " watches"};
+  } else if (context_.watches.fetch_add(1) >= context_.limits.max_watches_total) {
+    context_.watches.fetch_sub(1);
+    refusal = Error{errc::too_many_requests, "the server has " +
+                                                 std::to_string(context_.limits.max_watches_total) +
+                                                 " watches, its maximum"};
+  }
+  if (refusal) {
+    reply(op, [&](std::string& out) { return format_error(out, id, *refusal); });
     return;
   }
   auto subscription = std::make_shared<Subscription>(weak_from_this(), context_.limits.watch_queue);

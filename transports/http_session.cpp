@@ -4,7 +4,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/error.hpp>
@@ -13,6 +12,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <optional>
 
+#include "transports/task_failure.hpp"
 #include "transports/web_server.hpp"
 #include "transports/ws_session.hpp"
 
@@ -61,7 +61,7 @@ HttpSession::~HttpSession() { server_.forget(this); }
 
 void HttpSession::start() {
   asio::co_spawn(
-      strand_, [self = shared_from_this()] { return self->run(); }, asio::detached);
+      strand_, [self = shared_from_this()] { return self->run(); }, LogTaskFailure("HTTP session"));
 }
 
 void HttpSession::close() {

@@ -5,24 +5,28 @@
 #include <optional>
 #include <span>
 
+#include "transports/process_stats.hpp"
+
 namespace tenure {
 namespace {
 
 class Exposition {
  public:
-  explicit Exposition(std::string& out) : out_(out) {}
+  // Every name gets `prefix`: the server's own metrics are tenure_*, the standard ones are not.
+  explicit Exposition(std::string& out, std::string_view prefix = "tenure_")
+      : out_(out), prefix_(prefix) {}
 
   Exposition& family(std::string_view name, std::string_view type, std::string_view help) {
-    fmt::format_to(std::back_inserter(out_), "# HELP tenure_{} {}\n# TYPE tenure_{} {}\n", name,
-                   help, name, type);
+    fmt::format_to(std::back_inserter(out_), "# HELP {}{} {}\n# TYPE {}{} {}\n", prefix_, name,
+                   help, prefix_, name, type);
     return *this;
   }
   template <typename Value>
   Exposition& sample(std::string_view name, std::string_view labels, Value value) {
     if (labels.empty()) {
-      fmt::format_to(std::back_inserter(out_), "tenure_{} {}\n", name, value);
+      fmt::format_to(std::back_inserter(out_), "{}{} {}\n", prefix_, name, value);
     } else {
-      fmt::format_to(std::back_inserter(out_), "tenure_{}{{{}}} {}\n", name, labels, value);
+      fmt::format_to(std::back_inserter(out_), "{}{}{{{}}} {}\n", prefix_, name, labels, value);
     }
     return *this;
   }
@@ -31,11 +35,11 @@ class Exposition {
                      Value value) {
     return family(name, type, help).sample(name, "", value);
   }
-  // A histogram of counts in buckets whose upper bounds are `bounds` (the last bucket is +Inf).
-  // Its sum only where the engine keeps one.
+  // A histogram of counts in buckets whose upper bounds are `bounds` (the last bucket is +Inf),
+  // and the sum of the values counted.
   Exposition& histogram(std::string_view name, std::string_view help,
                         std::span<const std::uint64_t> counts, const std::vector<double>& bounds,
-                        std::optional<std::uint64_t> sum = std::nullopt) {
+                        double sum) {
     family(name, "histogram", help);
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -43,20 +47,23 @@ class Exposition {
       std::string le = i < bounds.size() ? fmt::format("{}", bounds[i]) : "+Inf";
       sample(std::string(name) + "_bucket", fmt::format("le=\"{}\"", le), cumulative);
     }
-    if (sum) sample(std::string(name) + "_sum", "", *sum);
+    sample(std::string(name) + "_sum", "", sum);
     return sample(std::string(name) + "_count", "", cumulative);
   }
 
  private:
   std::string& out_;
+  std::string_view prefix_;
 };
 
-// Inclusive upper bounds, times `scale`, of log2 buckets of integers in which bucket i holds
-// values up to 2^(i+shift) - 1; the last bucket is unbounded.
-std::vector<double> log2_bounds(std::size_t buckets, std::size_t shift, double scale) {
+// Inclusive upper bounds, divided by `units` (1000 for milliseconds in seconds), of log2 buckets
+// of integers in which bucket i holds values up to 2^(i+shift) - 1; the last bucket is unbounded.
+// Dividing, not multiplying by 1e-3, gives the double nearest the decimal, so the bounds print as
+// le="0.255", not le="0.25500000000000006".
+std::vector<double> log2_bounds(std::size_t buckets, std::size_t shift, double units) {
   std::vector<double> bounds;
   for (std::size_t i = 0; i + 1 < buckets; ++i) {
-    bounds.push_back(static_cast<double>((std::uint64_t{1} << (i + shift)) - 1) * scale);
+    bounds.push_back(static_cast<double>((std::uint64_t{1} << (i + shift)) - 1) / units);
   }
   return bounds;
 }
@@ -83,14 +90,30 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
   // Lateness bucket i holds whole milliseconds of bit width i; writer bucket i holds [2^i,
   // 2^(i+1)).
   e.histogram("expiry_lateness_seconds", "How long after its deadline the timer ended a lease.",
-              s.expiry_lateness_ms_log2, log2_bounds(s.expiry_lateness_ms_log2.size(), 0, 1e-3));
+              s.expiry_lateness_ms_log2, log2_bounds(s.expiry_lateness_ms_log2.size(), 0, 1e3),
+              static_cast<double>(s.expiry_lateness_ms_sum) / 1e3);
   e.histogram("commit_batch_size", "Writes per group commit (one WriteBatch, one sync).",
               s.writer.batch_size_log2, log2_bounds(s.writer.batch_size_log2.size(), 1, 1),
-              s.writer.ops);
+              static_cast<double>(s.writer.ops));
   e.histogram("commit_write_seconds", "Time to write and sync one group commit.",
-              s.writer.write_us_log2, log2_bounds(s.writer.write_us_log2.size(), 1, 1e-6));
+              s.writer.write_us_log2, log2_bounds(s.writer.write_us_log2.size(), 1, 1e6),
+              static_cast<double>(s.writer.write_us_sum) / 1e6);
   e.single("commit_failures_total", "counter", "Group commits the ledger refused.",
            s.writer.failures);
+}
+
+// The process_* metrics of Prometheus's client libraries, under their standard names.
+void process_metrics(std::string& out) {
+  auto s = read_process_stats();
+  if (!s) return;
+  Exposition e(out, "process_");
+  e.single("start_time_seconds", "gauge", "Start time of the process since the Unix epoch.",
+           s->start_time_seconds);
+  e.single("cpu_seconds_total", "counter", "User and system CPU time spent.", s->cpu_seconds);
+  e.single("resident_memory_bytes", "gauge", "Resident memory size.", s->resident_memory_bytes);
+  e.single("virtual_memory_bytes", "gauge", "Virtual memory size.", s->virtual_memory_bytes);
+  e.single("open_fds", "gauge", "Open file descriptors.", s->open_fds);
+  e.single("max_fds", "gauge", "Limit of open file descriptors.", s->max_fds);
 }
 
 void transport_metrics(Exposition& e, const ServerContext& context, std::size_t http) {
@@ -142,6 +165,7 @@ std::string metrics_text(const ServerContext& context, std::size_t http_connecti
            static_cast<double>(uptime) / 1000.0);
   engine_metrics(e, context.engine.stats());
   transport_metrics(e, context, http_connections);
+  process_metrics(out);
   return out;
 }
 

@@ -40,6 +40,21 @@ std::optional<ReplyOutcome> format_holder_refusal(std::string& out, std::string_
   return std::nullopt;
 }
 
+// Who revoked and why; null for what is not known (a revoke recorded before they were kept, a
+// revoke without a reason).
+void write_revocation(JsonWriter& w, std::string_view by_name, const Revocation& revocation,
+                      std::string_view reason_name = "reason") {
+  auto text_or_null = [&](std::string_view name, const std::string& text) {
+    if (text.empty()) {
+      w.null_field(name);
+    } else {
+      w.field(name, text);
+    }
+  };
+  text_or_null(by_name, revocation.by);
+  text_or_null(reason_name, revocation.reason);
+}
+
 void format_held(JsonWriter& w, std::string_view id, const AcquireResult& result) {
   begin_reply(w, id, ReplyStatus::held).field("key", result.key);
   if (result.status == AcquireStatus::lock_delay) {
@@ -126,7 +141,16 @@ ReplyOutcome format_get(std::string& out, std::string_view id, const GetResult& 
   JsonWriter w(out);
   begin_reply(w, id, ReplyStatus::ok).field("key", result.key);
   write_lease(w, "lease", result.key, result.lease);
-  w.field("last_token", result.last_token).field("waiters", result.waiters).end_object();
+  w.field("last_token", result.last_token).field("waiters", result.waiters);
+  w.key("waiting").begin_array();
+  for (const QueuedWaiter& waiter : result.waiting) {
+    w.begin_object().field("owner", waiter.owner);
+    write_time(w, "since", waiter.since);
+    w.end_object();
+  }
+  w.end_array();
+  if (result.lock_delay_until != 0) write_time(w, "lock_delay_until", result.lock_delay_until);
+  w.end_object();
   return ReplyStatus::ok;
 }
 
@@ -166,6 +190,7 @@ ReplyOutcome format_history(std::string& out, std::string_view id, const History
     } else {
       w.null();
     }
+    if (tenure.end == EndReason::revoked) write_revocation(w, "revoked_by", tenure.revocation);
     w.end_object();
   }
   w.end_array().field("next", result.next).end_object();
@@ -219,6 +244,9 @@ void format_lost(std::string& out, const Event& event) {
   w.begin_object().field("event", "lost").field("key", event.key).field("token", event.token);
   w.field("reason", to_string(event.type));
   write_time(w, "at", event.at);
+  // `reason` already says why the lease was lost; the revoker's words go beside it.
+  if (event.type == EventType::revoked)
+    write_revocation(w, "by", event.revocation, "revoke_reason");
   w.field("revision", event.revision).end_object();
 }
 
@@ -229,6 +257,7 @@ void format_event(std::string& out, std::uint64_t watch_id, const Event& event) 
   w.field("token", event.token);
   write_time(w, "at", event.at);
   write_time(w, "expires_at", event.expires_at);
+  if (event.type == EventType::revoked) write_revocation(w, "by", event.revocation);
   w.end_object();
 }
 
@@ -250,6 +279,15 @@ void format_watch_failed(std::string& out, std::uint64_t watch_id, Revision resu
   w.begin_object().field("event", "error").field("watch_id", watch_id);
   w.field("error", "unavailable").field("message", message);
   w.field("resume_from", resume_from).end_object();
+}
+
+void format_closing(std::string& out, std::size_t undelivered, std::int64_t timeout_ms) {
+  JsonWriter w(out);
+  w.begin_object().field("event", "closing").field("reason", "unread");
+  w.field("undelivered", static_cast<std::uint64_t>(undelivered));
+  w.field("message", "no output was taken for " + std::to_string(timeout_ms) +
+                         " ms; the messages not yet written are dropped and the connection closed");
+  w.end_object();
 }
 
 }  // namespace tenure

@@ -70,6 +70,10 @@ ReplyOutcome format_stats(std::string& out, std::string_view id, const ServerSta
 // Told to the connection that acquired a lease when it expires or is revoked.
 void format_lost(std::string& out, const Event& event);
 
+// The last message to a client that took none of its output for the write timeout: how many
+// messages (replies, `lost` notices, events) it will not get. See docs/protocol.md.
+void format_closing(std::string& out, std::size_t undelivered, std::int64_t timeout_ms);
+
 // A watch's event (§5), and the two messages that end a watch from the server's side.
 void format_event(std::string& out, std::uint64_t watch_id, const Event& event);
 void format_lagged(std::string& out, std::uint64_t watch_id, Revision resume_from);

@@ -171,6 +171,8 @@ std::string_view to_string(Field field) { return kNames[static_cast<std::size_t>
 
 std::optional<std::string> FieldReader::read(simdjson::padded_string_view json, Fields& fields) {
   fields.fill(FieldValue{});
+  unknown_.reset();
+  repeated_.reset();
   od::document document;
   if (auto error = parser_.iterate(json).get(document)) return malformed(error);
   od::json_type type;
@@ -186,10 +188,13 @@ std::optional<std::string> FieldReader::read(simdjson::padded_string_view json, 
     if (auto error = field.unescaped_key().get(name)) return malformed(error);
     od::value value;
     if (auto error = field.value().get(value)) return malformed(error);
-    FieldValue unknown;
     auto known = field_named(name);
-    FieldValue& out = known ? fields[static_cast<std::size_t>(*known)] : unknown;
+    bool seen = known && fields[static_cast<std::size_t>(*known)].kind != FieldValue::Kind::absent;
+    if (seen && !repeated_) repeated_.emplace(name);
+    FieldValue ignored;
+    FieldValue& out = known && !seen ? fields[static_cast<std::size_t>(*known)] : ignored;
     if (auto error = read_value(value, out, 1)) return malformed(error);
+    if (!known && !unknown_ && ignored.kind != FieldValue::Kind::null) unknown_.emplace(name);
   }
   // Past the object there must be nothing left: simdjson reports that as out of bounds.
   if (document.current_location().error() != simdjson::OUT_OF_BOUNDS) {

@@ -1,7 +1,8 @@
 #pragma once
 // Reads one request object into its known fields, before the op says which of them matter and
 // what type each must have (§3). Every byte is validated, unknown fields included, so malformed
-// JSON never slips through in a field the op happens to ignore.
+// JSON never slips through in a field the op happens to ignore. A field of an unknown name (not
+// null) and a field given twice are remembered, for the op to refuse by name (§2).
 #include <simdjson.h>
 
 #include <array>
@@ -55,11 +56,18 @@ using Fields = std::array<FieldValue, static_cast<std::size_t>(Field::count)>;
 class FieldReader {
  public:
   // Reads the object in `json`; on failure, the reason. `json` must be followed by
-  // SIMDJSON_PADDING readable bytes.
+  // SIMDJSON_PADDING zero bytes (simdjson reads them when a container is left open).
   std::optional<std::string> read(simdjson::padded_string_view json, Fields& fields);
+
+  // Of the last read: the first field of a name no op defines (null ones aside), and the first
+  // name given twice.
+  const std::optional<std::string>& unknown() const { return unknown_; }
+  const std::optional<std::string>& repeated() const { return repeated_; }
 
  private:
   simdjson::ondemand::parser parser_;
+  std::optional<std::string> unknown_;
+  std::optional<std::string> repeated_;
 };
 
 }  // namespace tenure

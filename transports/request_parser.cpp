@@ -1,7 +1,6 @@
 #include "transports/request_parser.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "transports/field_checks.hpp"
@@ -125,17 +124,33 @@ constexpr std::pair<std::string_view, Builder> kOps[] = {
     {"revoke", revoke},   {"watch", watch},  {"unwatch", unwatch}, {"stats", stats},
     {"ping", ping},       {"backup", backup}};
 
+// Every op takes an id, checked by the parser.
+void present_id(FieldChecks& in) { in.present(Field::id); }
+
 Error bad_request(std::string message) { return Error{errc::bad_request, std::move(message)}; }
 
-std::variant<RequestBody, Error> build(const Fields& fields) {
+std::string in_quotes(std::string_view name) { return "\"" + std::string(name) + "\""; }
+
+std::variant<RequestBody, Error> build(const Fields& fields, const FieldReader& reader) {
+  // A field given twice has no one value to take (§2).
+  if (reader.repeated())
+    return bad_request("field " + in_quotes(*reader.repeated()) + " is given twice");
   FieldChecks in(fields);
   auto op = in.optional_string(Field::op);
   if (in.error()) return *in.error();
   if (!op) return bad_request("op is required");
   auto known = std::find_if(std::begin(kOps), std::end(kOps),
                             [&](const auto& entry) { return entry.first == *op; });
-  if (known == std::end(kOps)) return bad_request("op \"" + *op + "\" is unknown");
+  if (known == std::end(kOps)) return bad_request("op " + in_quotes(*op) + " is unknown");
+  present_id(in);
   RequestBody body = known->second(in);
+  // A field the op does not define is most likely a typo of one it does (`ttl` for `ttl_ms`):
+  // refused before the op's own complaints, which it may explain.
+  auto stray = reader.unknown();
+  if (!stray) {
+    if (auto unread = in.unread()) stray.emplace(to_string(*unread));
+  }
+  if (stray) return bad_request(*op + " has no field " + in_quotes(*stray));
   if (in.error()) return *in.error();
   return body;
 }
@@ -143,8 +158,10 @@ std::variant<RequestBody, Error> build(const Fields& fields) {
 }  // namespace
 
 ParsedRequest RequestParser::parse(std::string_view line) {
-  padded_.resize(line.size() + simdjson::SIMDJSON_PADDING);
-  std::memcpy(padded_.data(), line.data(), line.size());
+  // The padding must be zeros: simdjson reads into it when an array or object is left open, and
+  // a longer earlier line's bytes there would be taken for more of this one.
+  padded_.assign(line);
+  padded_.append(simdjson::SIMDJSON_PADDING, '\0');
   simdjson::padded_string_view json(padded_.data(), line.size(), padded_.size());
   if (auto problem = reader_.read(json, fields_)) return {{}, bad_request(std::move(*problem))};
 
@@ -152,7 +169,7 @@ ParsedRequest RequestParser::parse(std::string_view line) {
   if (!id.absent() && id.kind != FieldValue::Kind::string && id.kind != FieldValue::Kind::integer) {
     return {{}, bad_request("id must be a string or an integer")};
   }
-  return {std::string(id.absent() ? std::string_view() : id.raw), build(fields_)};
+  return {std::string(id.absent() ? std::string_view() : id.raw), build(fields_, reader_)};
 }
 
 RequestParser& thread_request_parser() {

@@ -1,5 +1,7 @@
 #pragma once
 // What the sessions of one server share; it outlives them all.
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 
 #include "actors/engine.hpp"
@@ -10,12 +12,19 @@ namespace tenure {
 
 struct SessionLimits {
   std::size_t max_frame = 64 * 1024;
-  std::size_t max_inflight = 1024;  // unanswered requests before a session stops reading
-  // Unwritten output above which a session closes: its client has stopped reading (§2).
+  // Unanswered requests, waiting acquires aside, before a session stops reading.
+  std::size_t max_inflight = 1024;
+  std::size_t max_waiting = 16384;  // waiting acquires per connection; more: too_many_requests
+  // Replies owed (unwritten, or expected of requests in flight) above which a session stops
+  // reading (§2).
   std::size_t max_output = 4 << 20;
+  // A connection whose output has taken no byte for this long is closed: its client has stopped
+  // reading.
+  std::chrono::milliseconds write_timeout{30'000};
   // Events of one watch on their way to the client above which the watch lags (§5).
   std::size_t watch_queue = 10'000;
-  std::size_t max_watches = 1024;  // watches per connection
+  std::size_t max_watches = 256;           // watches per connection
+  std::size_t max_watches_total = 10'000;  // watches of all connections
 };
 
 struct ServerContext {
@@ -24,6 +33,7 @@ struct ServerContext {
   Millis started_at = 0;
   SessionRegistry registry;
   TransportMetrics metrics;
+  std::atomic<std::size_t> watches{0};  // of all connections, against max_watches_total
 };
 
 }  // namespace tenure

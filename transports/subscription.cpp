@@ -11,8 +11,9 @@ Subscription::Subscription(std::weak_ptr<Conversation> owner, std::size_t bound)
 
 // Only this function adds to unwritten_ and the strand only subtracts, so the room it sees is
 // never more than there is.
-void Subscription::on_watch_events(std::uint64_t, const std::vector<Event>& events) {
+void Subscription::on_watch_events(std::uint64_t, const EventBatch& batch) {
   auto owner = owner_.lock();
+  const std::vector<Event>& events = *batch;
   if (!owner || events.empty()) return;
   if (events.front().revision >= cutoff()) {
     owner->context_.metrics.events_dropped.fetch_add(events.size(), std::memory_order_relaxed);
@@ -22,9 +23,13 @@ void Subscription::on_watch_events(std::uint64_t, const std::vector<Event>& even
   std::size_t fit = std::min(events.size(), queued < bound_ ? bound_ - queued : 0);
   if (fit > 0) {
     unwritten_.fetch_add(fit);
-    std::vector<Event> batch(events.begin(), events.begin() + static_cast<std::ptrdiff_t>(fit));
-    boost::asio::post(owner->strand_, [owner, self = shared_from_this(), batch = std::move(batch)] {
-      owner->deliver(self, batch);
+    // The batch is shared with the other watches that got it; only a cut one is copied.
+    EventBatch part = fit == events.size()
+                          ? batch
+                          : std::make_shared<const std::vector<Event>>(
+                                events.begin(), events.begin() + static_cast<std::ptrdiff_t>(fit));
+    boost::asio::post(owner->strand_, [owner, self = shared_from_this(), part = std::move(part)] {
+      owner->deliver(self, *part);
     });
   }
   if (fit == events.size()) return;

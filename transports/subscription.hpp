@@ -23,7 +23,7 @@ class Subscription final : public WatchSink, public std::enable_shared_from_this
   Subscription(std::weak_ptr<Conversation> owner, std::size_t bound);
 
   // The engine's side: any thread, never concurrently for one watch.
-  void on_watch_events(std::uint64_t watch_id, const std::vector<Event>& events) override;
+  void on_watch_events(std::uint64_t watch_id, const EventBatch& events) override;
   void on_watch_compacted(std::uint64_t watch_id, Revision oldest) override;
   void on_watch_failed(std::uint64_t watch_id, Revision resume_from,
                        const std::string& message) override;

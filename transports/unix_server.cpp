@@ -6,14 +6,16 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+#include <cstring>
 
 #include "transports/acceptor.hpp"
 #include "transports/peer_credentials.hpp"
 #include "transports/reply_format.hpp"
 #include "transports/socket_path.hpp"
+#include "transports/task_failure.hpp"
 #include "transports/unix_session.hpp"
 
 namespace tenure {
@@ -22,10 +24,12 @@ namespace asio = boost::asio;
 using asio::as_tuple;
 using asio::use_awaitable;
 
-UnixServer::UnixServer(asio::io_context& io, ServerContext& context, std::size_t max_connections)
+UnixServer::UnixServer(asio::io_context& io, ServerContext& context, std::size_t max_connections,
+                       SocketAccess access)
     : io_(io),
       context_(context),
       max_connections_(max_connections),
+      access_(access),
       acceptor_(asio::make_strand(io)) {}
 
 bool UnixServer::listen(const std::string& path, std::string& error) {
@@ -39,8 +43,16 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
     return false;
   }
   path_ = path;
-  // The umask already made it so; this says it where it matters (§7).
-  if (::chmod(path.c_str(), 0600) != 0) spdlog::warn("cannot chmod 0600 {}", path);
+  owns_path_ = true;
+  // Nobody can connect before listen(), so the file's access is settled before anyone may.
+  if (access_.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access_.group) != 0) {
+    error = "cannot set the group of " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (::chmod(path.c_str(), access_.mode) != 0) {
+    error = "cannot set the mode of " + path + ": " + std::strerror(errno);
+    return false;
+  }
   acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     error = "cannot listen on " + path + ": " + ec.message();
@@ -49,13 +61,24 @@ bool UnixServer::listen(const std::string& path, std::string& error) {
   return true;
 }
 
+bool UnixServer::adopt(int fd, std::string& error) {
+  boost::system::error_code ec;
+  acceptor_.assign(asio::local::stream_protocol(), fd, ec);
+  if (!ec) path_ = acceptor_.local_endpoint(ec).path();
+  if (ec) {
+    error = "cannot use the inherited socket (fd " + std::to_string(fd) + "): " + ec.message();
+    return false;
+  }
+  return true;
+}
+
 void UnixServer::start() {
-  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), LogTaskFailure("socket accept loop"));
 }
 
 void UnixServer::stop() {
   close_acceptor(acceptor_);
-  if (!path_.empty()) ::unlink(path_.c_str());
+  if (owns_path_) ::unlink(path_.c_str());
 }
 
 asio::awaitable<void> UnixServer::accept_loop() {
@@ -66,7 +89,7 @@ asio::awaitable<void> UnixServer::accept_loop() {
 }
 
 void UnixServer::admit(Socket socket, const Conversation::Strand& strand) {
-  auto peer = peer_of(socket.native_handle());
+  auto peer = peer_of(socket.native_handle(), access_.admin_group);
   if (!peer) return;  // gone before we could ask who it was
   if (context_.registry.size(Transport::unix_socket) >= max_connections_) {
     std::string line;
@@ -75,7 +98,7 @@ void UnixServer::admit(Socket socket, const Conversation::Strand& strand) {
                   "too many connections (at most " + std::to_string(max_connections_) + ")"});
     line.push_back('\n');
     asio::co_spawn(socket.get_executor(), refuse(std::move(socket), std::move(line)),
-                   asio::detached);
+                   LogTaskFailure("socket connection refusal"));
     return;
   }
   auto session = std::make_shared<UnixSession>(std::move(socket), strand, context_, *peer);

@@ -2,16 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
 
 #include "transports/reply_format.hpp"
+#include "transports/task_failure.hpp"
 
 namespace tenure {
 
@@ -34,6 +35,7 @@ UnixSession::UnixSession(Socket socket, Strand strand, ServerContext& context, P
     : Conversation(context, strand, Transport::unix_socket, Credentials{peer.uid, peer.admin, {}}),
       socket_(std::move(socket)),
       wake_(strand),
+      write_deadline_(strand),
       peer_(peer),
       input_(std::min(kInitialInput, context.limits.max_frame + 1), '\0') {}
 
@@ -43,7 +45,8 @@ void UnixSession::start() {
   open();
   spdlog::debug("connection {} opened by uid {}", conn(), peer_.uid);
   asio::co_spawn(
-      strand_, [self = self()] { return self->read_loop(); }, asio::detached);
+      strand_, [self = self()] { return self->read_loop(); },
+      LogTaskFailure("socket connection read loop"));
 }
 
 void UnixSession::drain() {
@@ -64,7 +67,7 @@ void UnixSession::abort() {
 
 asio::awaitable<void> UnixSession::read_loop() {
   while (state_ == State::open) {
-    if (reading_paused()) {
+    if (read_budget_spent()) {
       co_await wait_for_room();
       continue;
     }
@@ -102,8 +105,6 @@ asio::awaitable<void> UnixSession::wait_for_room() {
   co_await wake_.async_wait(as_tuple(use_awaitable));
   waiting_for_room_ = false;
 }
-
-bool UnixSession::reading_paused() const { return inflight() >= context_.limits.max_inflight; }
 
 std::optional<std::string_view> UnixSession::next_line() {
   const char* base = input_.data();
@@ -155,15 +156,20 @@ void UnixSession::start_writing() {
   if (writing_ || pending_.empty() || ended()) return;
   writing_ = true;
   asio::co_spawn(
-      strand_, [self = self()] { return self->write_loop(); }, asio::detached);
+      strand_, [self = self()] { return self->write_loop(); },
+      LogTaskFailure("socket connection write loop"));
 }
 
 asio::awaitable<void> UnixSession::write_loop() {
   while (!pending_.empty() && !ended()) {
     std::swap(pending_, outgoing_);
     std::swap(pending_events_, outgoing_events_);
-    auto [error, n] =
-        co_await asio::async_write(socket_, asio::buffer(outgoing_), as_tuple(use_awaitable));
+    std::size_t written = 0;
+    boost::system::error_code error = co_await write_outgoing(written);
+    if (unread_) {
+      writing_ = false;
+      co_return co_await close_unread(written);
+    }
     outgoing_.clear();
     if (outgoing_.capacity() > kKeptOutputCapacity) {
       // Back to the kept size, not to nothing: regrowing from a few bytes on every write of a
@@ -181,6 +187,28 @@ asio::awaitable<void> UnixSession::write_loop() {
   settle();
 }
 
+asio::awaitable<boost::system::error_code> UnixSession::write_outgoing(std::size_t& from) {
+  boost::system::error_code error;
+  while (!error && from < outgoing_.size()) {
+    arm_write_timeout();
+    std::size_t n = 0;
+    std::tie(error, n) = co_await socket_.async_write_some(
+        asio::buffer(outgoing_.data() + from, outgoing_.size() - from), as_tuple(use_awaitable));
+    from += n;
+  }
+  write_deadline_.cancel();
+  co_return error;
+}
+
+void UnixSession::arm_write_timeout() {
+  write_deadline_.expires_after(context_.limits.write_timeout);
+  write_deadline_.async_wait([self = self()](boost::system::error_code error) {
+    if (error || self->ended() || self->unread_) return;
+    self->unread_ = true;
+    self->socket_.cancel();  // the write in flight ends, having written nothing more
+  });
+}
+
 void UnixSession::stop_reading(State next) {
   state_ = next;
   disconnect();
@@ -189,13 +217,14 @@ void UnixSession::stop_reading(State next) {
 
 void UnixSession::settle() {
   if (ended()) return;
-  if (waiting_for_room_ && (state_ != State::open || !reading_paused())) wake_.cancel();
+  if (waiting_for_room_ && (state_ != State::open || !read_budget_spent())) wake_.cancel();
   bool written = pending_.empty() && !writing_;
   bool done = state_ == State::flushing || (state_ == State::draining && inflight() == 0);
   if (!written || !done) return;
   state_ = State::closing;
   asio::co_spawn(
-      strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
+      strand_, [self = self()] { return self->close_gracefully(); },
+      LogTaskFailure("socket connection graceful close"));
 }
 
 // Closing a socket with unread input resets the connection, and the reset can destroy replies
@@ -216,10 +245,41 @@ asio::awaitable<void> UnixSession::close_gracefully() {
   close();
 }
 
-void UnixSession::close_unread() {
-  spdlog::warn("connection {} (uid {}): closing, over {} bytes of replies unread", conn(),
-               peer_.uid, context_.limits.max_output);
-  close();
+// The client has not taken a byte for the write timeout, so it is not reading. Its line being
+// written is finished, what follows is dropped for a `closing` notice that says how many messages
+// it will not get, and the connection closes once that is written, or after another write
+// timeout. A client that reads again in time learns why it was cut off.
+asio::awaitable<void> UnixSession::close_unread(std::size_t written) {
+  std::string_view rest(outgoing_);
+  rest.remove_prefix(written);
+  std::size_t line_end = rest.find('\n');
+  std::string last(rest.substr(0, line_end == std::string_view::npos ? 0 : line_end + 1));
+  rest.remove_prefix(last.size());
+  std::size_t undelivered =
+      static_cast<std::size_t>(std::count(rest.begin(), rest.end(), '\n') +
+                               std::count(pending_.begin(), pending_.end(), '\n'));
+  spdlog::warn(
+      "connection {} (uid {}): closing, no output taken for {} ms; {} messages not delivered",
+      conn(), peer_.uid, context_.limits.write_timeout.count(), undelivered);
+  state_ = State::closing;
+  stop_read_.emit(asio::cancellation_type::all);  // close_gracefully does the reading from now
+  disconnect();
+  format_closing(last, undelivered, context_.limits.write_timeout.count());
+  last.push_back('\n');
+  pending_.clear();
+  outgoing_.clear();
+  outgoing_events_.written();
+  pending_events_.written();
+  // As long again for the notice: a client that reads again by then learns why.
+  write_deadline_.expires_after(context_.limits.write_timeout);
+  write_deadline_.async_wait([self = self()](boost::system::error_code error) {
+    if (!error) self->close();
+  });
+  auto [error, n] =
+      co_await asio::async_write(socket_, asio::buffer(last), as_tuple(use_awaitable));
+  if (error) co_return close();
+  write_deadline_.cancel();
+  co_await close_gracefully();
 }
 
 void UnixSession::close() {
@@ -228,6 +288,7 @@ void UnixSession::close() {
   boost::system::error_code ignored;
   socket_.close(ignored);
   wake_.cancel();
+  write_deadline_.cancel();
   disconnect();
   context_.registry.remove(this);
   spdlog::debug("connection {} closed", conn());

@@ -42,7 +42,12 @@ class UnixSession final : public Conversation {
   boost::asio::awaitable<void> read_loop();
   boost::asio::awaitable<void> wait_for_room();
   boost::asio::awaitable<void> write_loop();
+  // Writes outgoing_ from `from` on; each piece the client takes restarts the write timeout.
+  boost::asio::awaitable<boost::system::error_code> write_outgoing(std::size_t& from);
   boost::asio::awaitable<void> close_gracefully();
+  // The write timeout passed: drops what is not written, tells the client so and closes.
+  boost::asio::awaitable<void> close_unread(std::size_t written);
+  void arm_write_timeout();
   std::optional<std::string_view> next_line();
   bool make_room_for_input();
   void handle_line(std::string_view line);
@@ -50,10 +55,8 @@ class UnixSession final : public Conversation {
   void queue(MessageFormat format, const std::shared_ptr<Subscription>& event_of) override;
   std::size_t unwritten_bytes() const override { return pending_.size() + outgoing_.size(); }
   bool ended() const override { return state_ == State::closing || state_ == State::closed; }
-  void close_unread() override;
   void settle() override;
 
-  bool reading_paused() const;
   void start_writing();
   void stop_reading(State next);
   void close();
@@ -61,6 +64,8 @@ class UnixSession final : public Conversation {
   Socket socket_;
   // The read loop waits on it while reading is paused; a graceful close, for its deadline.
   boost::asio::steady_timer wake_;
+  boost::asio::steady_timer write_deadline_;
+  bool unread_ = false;  // the write timeout passed
   boost::asio::cancellation_signal stop_read_;
   Peer peer_;
   State state_ = State::open;

@@ -1,12 +1,13 @@
 #include "transports/web_server.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 
 #include "transports/acceptor.hpp"
 #include "transports/http_session.hpp"
+#include "transports/task_failure.hpp"
 
 namespace tenure {
 
@@ -27,14 +28,18 @@ bool WebServer::listen(WebOptions options, std::string& error) {
   options_ = std::move(options);
   const tcp::endpoint& endpoint = options_.address.endpoint;
   boost::system::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    error = "cannot listen on " + options_.address.host + ":" + std::to_string(endpoint.port()) +
-            ": " + ec.message();
-    return false;
+  if (options_.inherited_fd >= 0) {
+    if (!adopt(options_.inherited_fd, error)) return false;
+  } else {
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      error = "cannot listen on " + options_.address.host + ":" + std::to_string(endpoint.port()) +
+              ": " + ec.message();
+      return false;
+    }
   }
   unsigned short port = acceptor_.local_endpoint(ec).port();
   const std::string& host = options_.address.host;
@@ -46,9 +51,29 @@ bool WebServer::listen(WebOptions options, std::string& error) {
   return true;
 }
 
+bool WebServer::adopt(int fd, std::string& error) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  boost::system::error_code ec;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ec.assign(errno, boost::system::system_category());
+  } else {
+    acceptor_.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+  }
+  if (!ec) options_.address.endpoint = acceptor_.local_endpoint(ec);
+  if (ec) {
+    error = "cannot use the inherited TCP socket (fd " + std::to_string(fd) + "): " + ec.message();
+    return false;
+  }
+  options_.address.host = options_.address.endpoint.address().to_string();
+  return true;
+}
+
 std::string WebServer::url() const { return url_; }
 
-void WebServer::start() { asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached); }
+void WebServer::start() {
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), LogTaskFailure("web accept loop"));
+}
 
 void WebServer::stop() {
   close_acceptor(acceptor_);

@@ -27,13 +27,16 @@ struct WebOptions {
   std::string token;                       // the bearer token of mutations (§7)
   std::vector<std::string> allow_origins;  // beyond the listener's own
   std::size_t max_connections = 1024;
+  // A listening socket made by the service manager (socket activation), served instead of
+  // binding `address`, which is then read from it.
+  int inherited_fd = -1;
 };
 
 class WebServer {
  public:
   WebServer(boost::asio::io_context& io, ServerContext& context);
 
-  // Binds and listens; false with `error` if not.
+  // Binds and listens (or adopts options.inherited_fd); false with `error` if not.
   bool listen(WebOptions options, std::string& error);
   void start();
   // Stops accepting and closes the plain HTTP connections (WebSocket sessions are in the
@@ -49,6 +52,7 @@ class WebServer {
   void forget(const HttpSession* session);
 
  private:
+  bool adopt(int fd, std::string& error);
   boost::asio::awaitable<void> accept_loop();
   void admit(boost::asio::ip::tcp::socket socket, const Conversation::Strand& strand);
 

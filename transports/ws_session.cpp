@@ -7,11 +7,11 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "transports/reply_format.hpp"
+#include "transports/task_failure.hpp"
 
 namespace tenure {
 
@@ -36,7 +36,8 @@ WsSession::WsSession(beast::tcp_stream stream, Strand strand, ServerContext& con
                      Credentials credentials)
     : Conversation(context, strand, Transport::websocket, std::move(credentials)),
       ws_(std::move(stream)),
-      wake_(strand) {}
+      wake_(strand),
+      write_deadline_(strand) {}
 
 WsSession::~WsSession() { close(); }
 
@@ -46,7 +47,7 @@ void WsSession::start(Upgrade upgrade) {
       [self = self(), upgrade = std::move(upgrade)]() mutable {
         return self->run(std::move(upgrade));
       },
-      asio::detached);
+      LogTaskFailure("WebSocket connection"));
 }
 
 void WsSession::drain() {
@@ -86,7 +87,7 @@ asio::awaitable<void> WsSession::run(Upgrade upgrade) {
   open();
   spdlog::debug("connection {} opened over WebSocket", conn());
   while (state_ == State::open) {
-    if (reading_paused()) {
+    if (read_budget_spent()) {
       co_await wait_for_room();
       continue;
     }
@@ -141,8 +142,6 @@ asio::awaitable<void> WsSession::wait_for_room() {
   waiting_for_room_ = false;
 }
 
-bool WsSession::reading_paused() const { return inflight() >= context_.limits.max_inflight; }
-
 void WsSession::queue(MessageFormat format, const std::shared_ptr<Subscription>& event_of) {
   Frame frame{std::string(), event_of};
   format(frame.text);
@@ -151,7 +150,8 @@ void WsSession::queue(MessageFormat format, const std::shared_ptr<Subscription>&
   if (writing_) return;
   writing_ = true;
   asio::co_spawn(
-      strand_, [self = self()] { return self->write_loop(); }, asio::detached);
+      strand_, [self = self()] { return self->write_loop(); },
+      LogTaskFailure("WebSocket connection write loop"));
 }
 
 // Beast writes one frame per call, so a burst of events (a watch's replay, a fan-out) would
@@ -161,8 +161,10 @@ asio::awaitable<void> WsSession::write_loop() {
   bool corked = false;
   while (!frames_.empty() && state_ != State::closed) {
     if (!corked && frames_.size() > 1) corked = cork(true);
+    arm_write_timeout();
     auto [error, n] =
         co_await ws_.async_write(asio::buffer(frames_.front().text), as_tuple(use_awaitable));
+    write_deadline_.cancel();
     Frame& written = frames_.front();
     if (written.event_of) written.event_of->written(1);
     unwritten_ -= written.text.size();
@@ -185,12 +187,13 @@ bool WsSession::cork(bool on) {
 
 void WsSession::settle() {
   if (ended()) return;
-  if (waiting_for_room_ && (state_ != State::open || !reading_paused())) wake_.cancel();
+  if (waiting_for_room_ && (state_ != State::open || !read_budget_spent())) wake_.cancel();
   bool done = state_ == State::draining && inflight() == 0 && frames_.empty() && !writing_;
   if (!done) return;
   state_ = State::closing;
   asio::co_spawn(
-      strand_, [self = self()] { return self->close_gracefully(); }, asio::detached);
+      strand_, [self = self()] { return self->close_gracefully(); },
+      LogTaskFailure("WebSocket connection graceful close"));
 }
 
 // The read still pending sees the client's answer to our close frame and ends.
@@ -199,10 +202,20 @@ asio::awaitable<void> WsSession::close_gracefully() {
   close();
 }
 
-void WsSession::close_unread() {
-  spdlog::warn("connection {} (WebSocket): closing, over {} bytes of replies unread", conn(),
-               context_.limits.max_output);
-  close();
+// A frame cannot be cut short to make room for a notice, so a WebSocket client that takes
+// nothing for the write timeout is closed with only the log to say why (the socket's own
+// `closing` notice has no WebSocket counterpart). Beast reports progress per frame, not per
+// byte: the timeout is per frame, and frames are at most a few MiB.
+void WsSession::arm_write_timeout() {
+  write_deadline_.expires_after(context_.limits.write_timeout);
+  write_deadline_.async_wait([self = self()](boost::system::error_code error) {
+    if (error || self->state_ == State::closed) return;
+    spdlog::warn(
+        "connection {} (WebSocket): closing, no output taken for {} ms; {} messages "
+        "not delivered",
+        self->conn(), self->context_.limits.write_timeout.count(), self->frames_.size());
+    self->close();
+  });
 }
 
 void WsSession::close() {
@@ -211,6 +224,7 @@ void WsSession::close() {
   boost::system::error_code ignored;
   beast::get_lowest_layer(ws_).socket().close(ignored);
   wake_.cancel();
+  write_deadline_.cancel();
   disconnect();
   context_.registry.remove(this);
   spdlog::debug("connection {} (WebSocket) closed", conn());

@@ -62,16 +62,17 @@ class WsSession final : public Conversation {
   void queue(MessageFormat format, const std::shared_ptr<Subscription>& event_of) override;
   std::size_t unwritten_bytes() const override { return unwritten_; }
   bool ended() const override { return state_ == State::closing || state_ == State::closed; }
-  void close_unread() override;
   void settle() override;
 
-  bool reading_paused() const;
+  // Closes the connection if the frame being written has taken no byte by the write timeout.
+  void arm_write_timeout();
   // Sets TCP_CORK; true when it took.
   bool cork(bool on);
   void close();
 
   boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
   boost::asio::steady_timer wake_;  // the read loop waits on it while reading is paused
+  boost::asio::steady_timer write_deadline_;
   State state_ = State::open;
   bool accepted_ = false;  // the opening handshake is done
   bool waiting_for_room_ = false;

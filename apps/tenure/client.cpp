@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -19,7 +20,13 @@ namespace {
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 // The common causes in words a user can act on; strerror for the rest.
-std::string connect_problem(int err) {
+std::string connect_problem(const std::string& path, int err) {
+  struct stat st {};
+  // connect() to a file that is not a socket says only "connection refused".
+  if ((err == ECONNREFUSED || err == ENOTSOCK) && ::stat(path.c_str(), &st) == 0 &&
+      !S_ISSOCK(st.st_mode)) {
+    return S_ISDIR(st.st_mode) ? "it is a directory, not a socket" : "it is not a socket";
+  }
   switch (err) {
     case ENOENT:
       return "no such file; is tenured running?";
@@ -60,7 +67,7 @@ Client::Client(std::string socket_path, Millis reply_timeout)
   if (rc != 0) {
     int err = errno;
     ::close(fd_);
-    throw CliError("cannot connect to " + path_ + ": " + connect_problem(err));
+    throw CliError("cannot connect to " + path_ + ": " + connect_problem(path_, err));
   }
 }
 
@@ -79,6 +86,17 @@ void Client::write_line(std::string line) {
     }
     sent += static_cast<std::size_t>(n);
   }
+}
+
+std::optional<Message> Client::last_words() {
+  try {
+    while (auto message = receive(0)) {
+      if (message->status() == "error") return message;
+    }
+  } catch (const ConnectionClosed&) {
+    // Read to the end: nothing (more) was said.
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> Client::take_line() {
@@ -112,13 +130,13 @@ std::optional<Message> Client::receive(int timeout_ms) {
   }
 }
 
-Message Client::await_reply(RequestId id) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(reply_timeout_);
+Message Client::await_reply(RequestId id, std::optional<Millis> timeout) {
+  Millis limit = timeout.value_or(reply_timeout_);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit);
   for (;;) {
     auto message = receive(remaining_ms(deadline));
     if (!message) {
-      throw CliError("no reply from tenured at " + path_ + " within " +
-                     format_duration(reply_timeout_));
+      throw CliError("no reply from tenured at " + path_ + " within " + format_duration(limit));
     }
     if (message->id() == id) return std::move(*message);
     // Every request we send has an id, so an error without one is about the connection itself

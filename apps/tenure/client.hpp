@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "apps/tenure/failure.hpp"
 #include "apps/tenure/message.hpp"
 #include "core/clock.hpp"
 
@@ -29,15 +30,23 @@ class Client {
     return id;
   }
 
-  // Sends a request and returns its reply.
+  // Sends a request and returns its reply. When the server closed the connection before the
+  // request could be written, returns what it said first (e.g. too_many_requests), if anything.
   template <typename Build>
   Message call(Build&& build) {
-    return await_reply(send(build));
+    RequestId id = 0;
+    try {
+      id = send(build);
+    } catch (const ConnectionClosed&) {
+      if (auto farewell = last_words()) return std::move(*farewell);
+      throw;
+    }
+    return await_reply(id);
   }
 
   // Waits for the reply to request `id`, skipping other lines (events, replies to other
-  // requests). Throws CliError when none comes within the reply timeout.
-  Message await_reply(RequestId id);
+  // requests). Throws CliError when none comes within `timeout` (default: the reply timeout).
+  Message await_reply(RequestId id, std::optional<Millis> timeout = std::nullopt);
 
   // The next line from the server within timeout_ms (negative: no limit), or empty on timeout.
   // Throws ConnectionClosed when the connection ends.
@@ -49,6 +58,8 @@ class Client {
 
  private:
   void write_line(std::string line);
+  // An error reply the server sent before closing the connection, if it is still to be read.
+  std::optional<Message> last_words();
   std::optional<std::string> take_line();
 
   std::string path_;

@@ -8,6 +8,7 @@
 #include "apps/tenure/failure.hpp"
 #include "apps/tenure/output.hpp"
 #include "apps/tenure/owner.hpp"
+#include "apps/tenure/take_lease.hpp"
 
 namespace tenure::cli {
 namespace {
@@ -55,9 +56,10 @@ int paged_read(const Globals& g, bool all_pages, std::string_view items, const P
 }  // namespace
 
 int acquire_command(const Globals& g, const OptionalText& owner, AcquireParams params) {
-  params.owner = owner_or_fresh(owner, /*announce=*/true);
+  params.owner = owner_or_fresh(owner);
   Client client = connect(g, params.wait);
   Message reply = client.call([&](RequestId id) { return acquire_request(id, params); });
+  warn_if_clamped(reply, params.ttl, "--ttl");
   return report(g, reply, "acquired", describe_acquired);
 }
 
@@ -67,6 +69,7 @@ int renew_command(const Globals& g, const std::string& key, const OptionalText& 
   Client client = connect(g);
   Message reply =
       client.call([&](RequestId id) { return renew_request(id, key, who, ttl, token); });
+  warn_if_clamped(reply, ttl, "--ttl");
   return report(g, reply, "renewed", describe_renewed);
 }
 

@@ -8,7 +8,9 @@
 #include "apps/tenure/commands.hpp"
 #include "apps/tenure/failure.hpp"
 #include "apps/tenure/run_command.hpp"
+#include "apps/tenure/usage.hpp"
 #include "apps/tenure/watch.hpp"
+#include "apps/version.hpp"
 #include "core/duration.hpp"
 #include "core/validate.hpp"
 
@@ -22,7 +24,7 @@ Exit codes:
   0  success (including releasing a lease that was not held)
   1  error: bad arguments, tenured unreachable, an error reply
   4  conflict: the key is held (held), or the lease is not yours (not_holder)
-  5  run: the lease was lost while the command ran; the command got SIGTERM
+  5  run, hold: the lease was lost while held; run's command got SIGTERM
      (SIGKILL after --grace)
   run otherwise exits with the command's own status (128+N if signal N killed it).)";
 
@@ -30,10 +32,20 @@ Exit codes:
 // any other bad argument.
 const CLI::Validator kDuration(
     [](std::string& text) {
-      auto ms = parse_duration(text);
-      if (!ms) return "invalid duration '" + text + "' (use e.g. 250ms, 30s, 15m, 24h)";
+      std::string error;
+      auto ms = parse_duration(text, &error);
+      if (!ms) return error;
       text = std::to_string(*ms);
       return std::string();
+    },
+    "");
+
+// A lease time: a duration above zero.
+const CLI::Validator kLeaseTime(
+    [](std::string& text) {
+      std::string error = kDuration(text);
+      if (error.empty() && text == "0") error = "must be more than 0, e.g. 30s or 15m";
+      return error;
     },
     "");
 
@@ -52,6 +64,34 @@ CLI::Option* add_duration(CLI::App* cmd, const std::string& name,
   return cmd->add_option(name, target, help)->transform(kDuration)->type_name("DURATION");
 }
 
+CLI::Option* add_ttl(CLI::App* cmd, std::optional<tenure::Millis>& target,
+                     const std::string& help) {
+  return cmd->add_option("--ttl", target, help)->transform(kLeaseTime)->type_name("DURATION");
+}
+
+// --wait [DURATION] and --no-wait/-n, for run and hold. A bare --wait is spelled --wait=forever by
+// prepare_args().
+void add_wait(CLI::App* cmd, WaitLimit& wait) {
+  auto* bounded = cmd->add_option_function<std::string>(
+                         "--wait",
+                         [&wait](const std::string& text) {
+                           if (text == "forever") {
+                             wait = std::nullopt;
+                             return;
+                           }
+                           std::string error;
+                           auto ms = parse_duration(text, &error);
+                           if (!ms) throw CLI::ValidationError("--wait", error);
+                           wait = *ms;
+                         },
+                         "if KEY is held, wait at most this long; with no value (the default), "
+                         "as long as it takes")
+                      ->type_name("[DURATION]");
+  cmd->add_flag_callback(
+         "-n,--no-wait", [&wait] { wait = 0; }, "if KEY is held, exit 4 at once")
+      ->excludes(bounded);
+}
+
 CLI::Option* add_owner(CLI::App* cmd, OptionalText& owner, const std::string& help) {
   return cmd->add_option("--owner", owner, help)->type_name("ID");
 }
@@ -61,9 +101,11 @@ CLI::Option* add_owner(CLI::App* cmd, OptionalText& owner, const std::string& he
 int main(int argc, char** argv) {
   CLI::App app(
       "tenure: take, hold and inspect leases kept by tenured, the lease coordinator.\n"
-      "Durations: 250ms, 30s, 15m, 24h, or a bare number of milliseconds.",
+      "Durations: " +
+          std::string(kDurationExamples) + " (a number needs its unit).",
       "tenure");
   app.footer(kExitCodes);
+  app.set_version_flag("--version", std::string("tenure ") + build_version());
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the subcommand
 
@@ -90,8 +132,8 @@ int main(int argc, char** argv) {
   auto* acquire_cmd = app.add_subcommand("acquire", "take a lease on KEY");
   add_key(acquire_cmd, acquire.key);
   add_owner(acquire_cmd, acquire_owner, "who holds the lease " + owner_default);
-  auto* ttl = add_duration(acquire_cmd, "--ttl", acquire.ttl,
-                           "how long the lease lasts unless renewed (default: the server's, 15m)");
+  auto* ttl =
+      add_ttl(acquire_cmd, acquire.ttl, "how long the lease lasts unless renewed (default: 15m)");
   acquire_cmd->add_flag("--open-ended", acquire.open_ended, "the lease never expires")
       ->excludes(ttl);
   add_duration(acquire_cmd, "--wait", acquire.wait,
@@ -110,7 +152,7 @@ int main(int argc, char** argv) {
   auto* renew_cmd = app.add_subcommand("renew", "extend your lease on KEY");
   add_key(renew_cmd, renew_key);
   add_owner(renew_cmd, renew_owner, "the lease's owner (default: $TENURE_OWNER)");
-  add_duration(renew_cmd, "--ttl", renew_ttl, "new lease time from now (default: the lease's own)");
+  add_ttl(renew_cmd, renew_ttl, "new lease time from now (default: the lease's own)");
   renew_cmd->add_option("--token", renew_token, "renew only this tenure")->type_name("T");
   on_parse(renew_cmd,
            [&] { return renew_command(g, renew_key, renew_owner, renew_ttl, renew_token); });
@@ -130,8 +172,7 @@ int main(int argc, char** argv) {
   auto* keepalive_cmd =
       app.add_subcommand("keepalive", "renew every lease of an owner taken by this user");
   add_owner(keepalive_cmd, keepalive_owner, "the owner (default: $TENURE_OWNER)");
-  add_duration(keepalive_cmd, "--ttl", keepalive_ttl,
-               "new lease time from now (default: each lease's own)");
+  add_ttl(keepalive_cmd, keepalive_ttl, "new lease time from now (default: each lease's own)");
   on_parse(keepalive_cmd, [&] { return keepalive_command(g, keepalive_owner, keepalive_ttl); });
 
   std::string check_key;
@@ -197,27 +238,30 @@ int main(int argc, char** argv) {
       ->type_name("REV");
   on_parse(watch_cmd, [&] { return watch_command(g, watch_prefix, watch_key, watch_from); });
 
+  const std::string own_owner =
+      "a prefix for this invocation's owner (default: user@host:pid); a random suffix is "
+      "always added, and $TENURE_OWNER is never used";
   RunArgs run;
   std::optional<tenure::Millis> run_grace;
   auto* run_cmd = app.add_subcommand("run", "hold KEY while a command runs");
   run_cmd->footer(R"(
-Acquires KEY (released at once should tenure die), runs CMD with TENURE_KEY,
-TENURE_TOKEN and TENURE_OWNER in its environment, renews the lease every third
-of its TTL, and releases it when CMD exits. Put -- before CMD so that its
-options are not taken for tenure's:
+Takes a tenure of its own on KEY (a unique owner; released at once should
+tenure die), waiting for the key unless --no-wait, runs CMD with TENURE_KEY
+and TENURE_TOKEN in its environment, renews the lease every third of its TTL,
+and releases it when CMD exits. Put -- before CMD so that its options are not
+taken for tenure's:
   tenure run deploy/prod --ttl 1m -- ./deploy.sh --fast
 
-Exit status: CMD's own (128+N if signal N killed it); 4 if KEY is held (CMD
-does not run); 5 if the lease was lost while CMD ran: CMD then got SIGTERM,
-and SIGKILL after --grace; 1 on other errors.)");
+Exit status: CMD's own (128+N if signal N killed it); 4 if KEY stayed held
+(CMD does not run); 5 if the lease was lost while CMD ran: CMD then got
+SIGTERM, and SIGKILL after --grace; 1 on other errors.)");
   add_key(run_cmd, run.key);
   run_cmd->add_option("command", run.command, "the command and its arguments")
       ->required()
       ->type_name("CMD");
-  add_owner(run_cmd, run.owner, "who holds the lease (default: $TENURE_OWNER, else a new id)");
-  add_duration(run_cmd, "--ttl", run.ttl,
-               "lease time, renewed as CMD runs (default: the server's)");
-  add_duration(run_cmd, "--wait", run.wait, "if the key is held, queue for it this long");
+  add_owner(run_cmd, run.owner_prefix, own_owner)->type_name("PREFIX");
+  add_ttl(run_cmd, run.ttl, "lease time, renewed as CMD runs (default: the server's, 15m)");
+  add_wait(run_cmd, run.wait);
   add_duration(run_cmd, "--grace", run_grace,
                "after the lease is lost, time between SIGTERM and SIGKILL (default 10s)");
   on_parse(run_cmd, [&] {
@@ -225,12 +269,44 @@ and SIGKILL after --grace; 1 on other errors.)");
     return run_command(g, run);
   });
 
+  HoldArgs hold;
+  auto* hold_cmd = app.add_subcommand(
+      "hold", "hold KEY until interrupted (Ctrl-C, SIGTERM, SIGHUP) or until stdin ends");
+  hold_cmd->footer(R"(
+Takes a tenure of its own on KEY as run does, prints "holding KEY, token N"
+and keeps the lease until interrupted or until its input ends; then releases
+it. For a shell script's critical section:
+  coproc tenure hold deploy/prod; read -r _ <&"${COPROC[0]}"
+  ...                                # the key is held here
+  kill "$COPROC_PID"; wait           # releases it
+Exit status: 0 once released; 4 if KEY stayed held; 5 if the lease was lost.)");
+  add_key(hold_cmd, hold.key);
+  add_owner(hold_cmd, hold.owner_prefix, own_owner)->type_name("PREFIX");
+  add_ttl(hold_cmd, hold.ttl, "lease time, renewed while held (default: the server's, 15m)");
+  add_wait(hold_cmd, hold.wait);
+  on_parse(hold_cmd, [&] { return hold_command(g, hold); });
+
+  std::vector<std::string> args = prepare_args(argc, argv);
+  std::vector<std::string> names;
+  for (const CLI::App* cmd : app.get_subcommands({})) names.push_back(cmd->get_name());
+  if (auto problem = unknown_subcommand(args, names, {"--socket", "--timeout"})) {
+    std::cerr << "tenure: " << *problem << "\n(see tenure --help)\n";
+    return kExitError;
+  }
+  std::vector<char*> parsed_argv{argv[0]};
+  for (std::string& arg : args) parsed_argv.push_back(arg.data());
+
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(parsed_argv.size()), parsed_argv.data());
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // CLI11's own exit codes would collide with ours (§9): every usage error is 1.
-    std::cerr << "tenure: " << e.what() << "\n(see tenure --help)\n";
+    std::cerr << "tenure: " << e.what() << '\n';
+    if (run_cmd->parsed() && std::find(args.begin(), args.end(), "--") == args.end()) {
+      std::cerr << "(put -- before the command: tenure run KEY [options] -- CMD ARGS...)\n";
+    } else {
+      std::cerr << "(see tenure --help)\n";
+    }
     return kExitError;
   }
   try {

@@ -17,6 +17,17 @@ std::string token_text(Fields f, std::string_view name = "token") {
   return token ? std::to_string(*token) : "-";
 }
 
+// " (by uid:0: REASON)" when a revoke names who or why (contract 1.1), else "".
+std::string revoke_note(Fields f, std::string_view by_field) {
+  auto by = string_field(f, by_field);
+  auto reason = string_field(f, "reason");
+  bool has_reason = reason && !reason->empty();
+  if (!by && !has_reason) return "";
+  std::string note = by ? "by " + std::string(*by) : "";
+  if (has_reason) note += (by ? ": " : "") + std::string(*reason);
+  return " (" + note + ")";
+}
+
 std::string expiry(Fields f) { return describe_expiry(time_field(f, "expires_at"), wall_now()); }
 
 std::string table(const std::vector<std::string>& header,
@@ -68,9 +79,12 @@ void append_field_lines(std::string& out, std::string_view name, simdjson::dom::
 }  // namespace
 
 std::string describe_acquired(Fields reply) {
-  bool fresh = bool_field(reply, "fresh").value_or(true);
-  return "acquired " + text(reply, "key") + " as " + text(reply, "owner") +
-         (fresh ? "" : " (already held)") + ", token " + token_text(reply) + ", " + expiry(reply);
+  if (!bool_field(reply, "fresh").value_or(true)) {
+    return text(reply, "key") + " was already yours (" + text(reply, "owner") + "), token " +
+           token_text(reply) + "; renewed, " + expiry(reply);
+  }
+  return "acquired " + text(reply, "key") + " as " + text(reply, "owner") + ", token " +
+         token_text(reply) + ", " + expiry(reply);
 }
 
 std::string describe_renewed(Fields reply) {
@@ -97,19 +111,35 @@ std::string describe_valid(Fields reply, std::string_view key, std::uint64_t tok
 }
 
 std::string describe_get(Fields reply) {
+  Millis now = wall_now();
   std::string out = text(reply, "key");
   if (auto lease = object_field(reply, "lease")) {
-    Millis now = wall_now();
     out += " is held by " + text(*lease, "owner") + ", token " + token_text(*lease);
     if (auto acquired = time_field(*lease, "acquired_at")) {
       out += ", acquired " + relative_time(*acquired, now);
     }
     out += ", " + describe_expiry(time_field(*lease, "expires_at"), now);
+  } else if (auto until = time_field(reply, "lock_delay_until"); until && *until > now) {
+    out += " is in lock-delay after token " + token_text(reply, "last_token") +
+           " was lost: nobody may take it until " + local_time(*until, now) + " (" +
+           relative_time(*until, now) + ")";
   } else {
     out += " is free (last token " + token_text(reply, "last_token") + ")";
   }
   if (auto waiters = uint_field(reply, "waiters").value_or(0)) {
     out += ", " + std::to_string(waiters) + (waiters == 1 ? " waiter" : " waiters");
+  }
+  // The first waiters in queue order, when the server lists them (contract 1.1).
+  if (auto waiting = array_field(reply, "waiting")) {
+    std::size_t place = 0;
+    for (auto item : *waiting) {
+      Fields waiter;
+      if (item.get_object().get(waiter) != simdjson::SUCCESS) continue;
+      out += "\n  " + std::to_string(++place) + ". " + text(waiter, "owner");
+      if (auto since = time_field(waiter, "since")) {
+        out += ", waiting since " + local_time(*since, now);
+      }
+    }
   }
   return out;
 }
@@ -159,7 +189,7 @@ std::string describe_event(Fields event) {
   if (expires && (type == "acquired" || type == "renewed")) {
     out += ", expires " + local_time(*expires, now);
   }
-  return out;
+  return out + revoke_note(event, "by");
 }
 
 std::string lease_table(const std::vector<Fields>& leases) {
@@ -181,7 +211,8 @@ std::string history_table(const std::vector<Fields>& tenures) {
   for (Fields tenure : tenures) {
     rows.push_back({token_text(tenure), text(tenure, "owner"),
                     when(time_field(tenure, "acquired_at")), when(time_field(tenure, "ended_at")),
-                    std::string(string_field(tenure, "end").value_or("live"))});
+                    std::string(string_field(tenure, "end").value_or("live")) +
+                        revoke_note(tenure, "revoked_by")});
   }
   return table({"TOKEN", "OWNER", "ACQUIRED", "ENDED", "END"}, rows);
 }

@@ -1,5 +1,9 @@
 #include "apps/tenure/owner.hpp"
 
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +35,19 @@ std::string random_uuid_v4() {
   return text;
 }
 
+// Who and where this process is, for people reading `get` or `history`: "user@host:pid".
+std::string process_name() {
+  std::string user;
+  if (const passwd* pw = ::getpwuid(::getuid())) user = pw->pw_name;
+  if (user.empty()) user = "uid" + std::to_string(::getuid());
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::string name = user + "@" + host;
+  // Room for ":pid-suffix" within the owner limit, however long the host name.
+  name.resize(std::min<std::size_t>(name.size(), kMaxOwnerBytes - 32));
+  return name + ":" + std::to_string(::getpid());
+}
+
 }  // namespace
 
 std::optional<std::string> configured_owner(const std::optional<std::string>& flag) {
@@ -51,13 +68,25 @@ std::string required_owner(const std::optional<std::string>& flag, std::string_v
   throw CliError(std::string(op) + " needs the lease's owner: pass --owner or set TENURE_OWNER");
 }
 
-std::string owner_or_fresh(const std::optional<std::string>& flag, bool announce) {
+std::string owner_or_fresh(const std::optional<std::string>& flag) {
   if (auto owner = configured_owner(flag)) return *owner;
   std::string fresh = random_uuid_v4();
-  if (announce) {
-    std::cerr << "owner: " << fresh << " (export TENURE_OWNER=" << fresh << " to reuse)\n";
-  }
+  std::cerr << "owner: " << fresh << " (export TENURE_OWNER=" << fresh << " to reuse)\n";
   return fresh;
+}
+
+std::string unique_owner(const std::optional<std::string>& prefix) {
+  constexpr std::size_t kSuffixBytes = 9;  // "-" and 8 hex digits
+  std::string base = prefix ? *prefix : process_name();
+  if (base.size() > kMaxOwnerBytes - kSuffixBytes) {
+    throw CliError("--owner: the prefix may have at most " +
+                   std::to_string(kMaxOwnerBytes - kSuffixBytes) + " bytes");
+  }
+  char suffix[kSuffixBytes + 1];
+  std::snprintf(suffix, sizeof suffix, "-%08x", static_cast<unsigned>(std::random_device()()));
+  std::string owner = base + suffix;
+  if (auto problem = validate_owner(owner)) throw CliError("--owner: " + *problem);
+  return owner;
 }
 
 }  // namespace tenure::cli

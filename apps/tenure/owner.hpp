@@ -13,8 +13,13 @@ std::optional<std::string> configured_owner(const std::optional<std::string>& fl
 // so a missing owner is an error naming `op`.
 std::string required_owner(const std::optional<std::string>& flag, std::string_view op);
 
-// For acquire and run: the configured owner, else a fresh random UUIDv4. When `announce` is set a
-// fresh id is printed to stderr so the user can reuse it for renew and release.
-std::string owner_or_fresh(const std::optional<std::string>& flag, bool announce);
+// For acquire: the configured owner, else a fresh random UUIDv4, printed to stderr so that the user
+// can reuse it for renew and release.
+std::string owner_or_fresh(const std::optional<std::string>& flag);
+
+// For run and hold: an owner no other invocation has, so that two of them never share a tenure
+// (contract §9). `prefix` (--owner) or "user@host:pid", then "-" and 8 random hex digits.
+// $TENURE_OWNER is never used.
+std::string unique_owner(const std::optional<std::string>& prefix);
 
 }  // namespace tenure::cli

@@ -1,8 +1,7 @@
 #include "apps/tenure/run_command.hpp"
 
 #include <poll.h>
-#include <signal.h>
-#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,23 +13,16 @@
 #include <iostream>
 
 #include "apps/tenure/failure.hpp"
+#include "apps/tenure/lease_keeper.hpp"
 #include "apps/tenure/owner.hpp"
-#include "apps/tenure/requests.hpp"
+#include "apps/tenure/signals.hpp"
+#include "core/duration.hpp"
 
 namespace tenure::cli {
 namespace {
 
 using Steady = std::chrono::steady_clock;
 constexpr Steady::time_point kNever = Steady::time_point::max();
-
-// Signals tenure handles itself while the command runs: SIGCHLD to learn of its exit, the rest to
-// pass on rather than die and leave the command running unguarded.
-sigset_t supervised_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
-  return set;
-}
 
 // Shell conventions: the exit code, or 128 + the signal that killed the process.
 int exit_status_of(int wait_status) {
@@ -57,162 +49,138 @@ pid_t spawn(const std::vector<std::string>& command, const sigset_t& original_ma
   return pid;
 }
 
-// Runs the command and keeps the lease alive until it exits or the lease is lost.
-class Supervisor {
- public:
-  Supervisor(Client& client, const AcquireParams& lease, Token token, std::optional<Millis> ttl,
-             Millis grace)
-      : client_(client), lease_(lease), token_(token), grace_(grace) {
-    // Renewing at a third of the TTL leaves two more tries before the lease runs out.
-    if (ttl) renew_every_ = std::chrono::milliseconds(std::max<Millis>(*ttl / 3, 1));
-    next_renew_ = Steady::now() + renew_every_;
-  }
+int poll_ms(int a, int b) {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return std::min(a, b);
+}
 
-  // Returns the command's exit status, or empty when the lease was lost.
-  std::optional<int> run(const std::vector<std::string>& command) {
-    sigset_t handled = supervised_signals();
-    sigset_t original;
-    // Blocked before fork, so no SIGCHLD can slip by before the signalfd exists.
-    ::sigprocmask(SIG_BLOCK, &handled, &original);
-    signal_fd_ = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (signal_fd_ < 0) throw CliError(std::string("signalfd: ") + std::strerror(errno));
-    child_ = spawn(command, original);
-    while (!child_status_) step();
-    ::close(signal_fd_);
-    ::sigprocmask(SIG_SETMASK, &original, nullptr);
-    if (lost_) return std::nullopt;
-    return child_status_;
-  }
+int until(Steady::time_point due) {
+  if (due == kNever) return -1;
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(due - Steady::now()).count();
+  return static_cast<int>(std::max<std::int64_t>(left, 0));
+}
 
- private:
-  void step() {
-    pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {connected_ ? client_.fd() : -1, POLLIN, 0}};
-    if (::poll(fds, 2, poll_timeout_ms()) < 0 && errno != EINTR) {
+// Whether hold should end with its input. Not when there is none to end: stdin closed, or
+// /dev/null (as for a `tenure hold KEY &` in a script); only signals end the hold then.
+bool input_can_end() {
+  struct stat in = {};
+  struct stat null = {};
+  if (::fstat(STDIN_FILENO, &in) != 0) return false;
+  return ::stat("/dev/null", &null) != 0 || in.st_dev != null.st_dev || in.st_ino != null.st_ino;
+}
+
+// Takes the key as `args` say. Returns the keeper of the new tenure, or the exit code when there
+// is none (the reply already explained on stderr).
+struct Taken {
+  std::optional<LeaseKeeper> keeper;
+  int code = kExitOk;
+};
+
+Taken take(Client& client, const HoldArgs& args) {
+  AcquireParams lease;
+  lease.key = args.key;
+  lease.owner = unique_owner(args.owner_prefix);
+  lease.ttl = args.ttl;
+  lease.release_on_disconnect = true;
+  Message reply = take_lease(client, lease, args.wait);
+  Taken taken;
+  if (int code = exit_code(reply, "acquired"); code != kExitOk) {
+    std::cerr << "tenure: " << explain_failure(reply) << '\n';
+    taken.code = code;
+    return taken;
+  }
+  warn_if_clamped(reply, args.ttl, "--ttl");
+  taken.keeper.emplace(client, lease.key, lease.owner, reply);
+  return taken;
+}
+
+// Runs the command and keeps the lease alive until the command exits. Returns its exit status,
+// or empty when the lease was lost (the command was then stopped).
+std::optional<int> supervise(LeaseKeeper& keeper, const RunArgs& args) {
+  // SIGCHLD to learn of the command's exit; the rest to pass on rather than die and leave the
+  // command running unguarded.
+  BlockedSignals signals({SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+  pid_t child = spawn(args.command, signals.original());
+  std::optional<int> status;
+  Steady::time_point kill_at = kNever;  // SIGKILL due, after the grace period
+  while (!status) {
+    pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {keeper.fd(), POLLIN, 0}};
+    if (::poll(fds, 2, poll_ms(keeper.timeout_ms(), until(kill_at))) < 0 && errno != EINTR) {
       throw CliError(std::string("poll: ") + std::strerror(errno));
     }
-    handle_signals();
-    // Drained every round, not only when poll says so: lines may already sit in the buffer.
-    if (connected_) drain_connection();
-    auto now = Steady::now();
-    if (!lost_ && connected_ && renew_every_.count() > 0 && now >= next_renew_) {
-      pending_renew_ = client_.send([&](RequestId id) {
-        return renew_request(id, lease_.key, lease_.owner, std::nullopt, token_);
-      });
-      next_renew_ = now + renew_every_;
-    }
-    if (now >= kill_at_) {
-      ::kill(child_, SIGKILL);
-      kill_at_ = kNever;
-    }
-  }
-
-  int poll_timeout_ms() const {
-    Steady::time_point due = kill_at_;
-    if (!lost_ && connected_ && renew_every_.count() > 0) due = std::min(due, next_renew_);
-    if (due == kNever) return -1;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(due - Steady::now()).count();
-    return static_cast<int>(std::max<std::int64_t>(left, 0));
-  }
-
-  void handle_signals() {
-    signalfd_siginfo info;
-    while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    for (const signalfd_siginfo& info : signals.take()) {
       if (info.ssi_signo == SIGCHLD) {
-        int status = 0;
-        if (::waitpid(child_, &status, WNOHANG) == child_) child_status_ = exit_status_of(status);
+        int wait_status = 0;
+        if (::waitpid(child, &wait_status, WNOHANG) == child) status = exit_status_of(wait_status);
       } else if (info.ssi_code != SI_KERNEL) {
         // Sent to tenure by a process: pass it on. A terminal's ^C or hang-up (SI_KERNEL) went to
         // the whole foreground process group, the command included, so it is not sent twice.
-        ::kill(child_, static_cast<int>(info.ssi_signo));
+        ::kill(child, static_cast<int>(info.ssi_signo));
       }
     }
-  }
-
-  void drain_connection() {
-    try {
-      while (auto message = client_.receive(0)) handle(*message);
-    } catch (const ConnectionClosed&) {
-      // The lease was taken with release_on_disconnect: without the connection it is gone.
-      connected_ = false;
-      lose("the connection to tenured closed");
+    bool was_lost = keeper.lost().has_value();
+    keeper.service();
+    if (!was_lost && keeper.lost()) {
+      std::cerr << "tenure: stopping the command (SIGTERM, SIGKILL after "
+                << format_duration(args.grace) << ")\n";
+      ::kill(child, SIGTERM);
+      kill_at = Steady::now() + std::chrono::milliseconds(args.grace);
+    }
+    if (Steady::now() >= kill_at) {
+      ::kill(child, SIGKILL);
+      kill_at = kNever;
     }
   }
-
-  void handle(const Message& message) {
-    Fields f = message.fields();
-    if (message.event() == "lost" && string_field(f, "key") == lease_.key &&
-        uint_field(f, "token") == token_) {
-      lose(std::string(string_field(f, "reason").value_or("lost")));
-    } else if (pending_renew_ != 0 && message.id() == pending_renew_) {
-      pending_renew_ = 0;
-      if (message.status() == "not_holder") {
-        lose("renew refused: " + explain_failure(message));
-      } else if (message.status() != "renewed") {
-        // Transient (e.g. unavailable): the next renewal may succeed before the lease runs out.
-        std::cerr << "tenure: renewing " << lease_.key << " failed: " << explain_failure(message)
-                  << '\n';
-      }
-    }
-  }
-
-  void lose(const std::string& why) {
-    if (lost_) return;
-    lost_ = true;
-    std::cerr << "tenure: lost the lease on " << lease_.key << " (" << why
-              << "); stopping the command\n";
-    ::kill(child_, SIGTERM);
-    kill_at_ = Steady::now() + std::chrono::milliseconds(grace_);
-  }
-
-  Client& client_;
-  const AcquireParams& lease_;
-  Token token_;
-  Millis grace_;
-  std::chrono::milliseconds renew_every_{0};  // 0: open-ended, nothing to renew
-  Steady::time_point next_renew_;
-  int signal_fd_ = -1;
-  pid_t child_ = -1;
-  std::optional<int> child_status_;
-  RequestId pending_renew_ = 0;  // 0: none; ids start at 1
-  bool connected_ = true;
-  bool lost_ = false;
-  Steady::time_point kill_at_ = kNever;  // SIGKILL due, after the grace period
-};
+  if (keeper.lost()) return std::nullopt;
+  return status;
+}
 
 }  // namespace
 
 int run_command(const Globals& g, const RunArgs& args) {
-  AcquireParams lease;
-  lease.key = args.key;
-  lease.owner = owner_or_fresh(args.owner, /*announce=*/false);
-  lease.ttl = args.ttl;
-  lease.wait = args.wait;
-  lease.release_on_disconnect = true;
-  Client client = connect(g, args.wait);
-  Message reply = client.call([&](RequestId id) { return acquire_request(id, lease); });
-  if (int code = exit_code(reply, "acquired"); code != kExitOk) {
-    std::cerr << "tenure: " << explain_failure(reply) << '\n';
-    return code;
-  }
-  Token token = uint_field(reply.fields(), "token").value_or(0);
-  ::setenv("TENURE_KEY", lease.key.c_str(), 1);
-  ::setenv("TENURE_TOKEN", std::to_string(token).c_str(), 1);
-  ::setenv("TENURE_OWNER", lease.owner.c_str(), 1);
-
-  Supervisor supervisor(client, lease, token, uint_field(reply.fields(), "ttl_ms"), args.grace);
-  std::optional<int> status = supervisor.run(args.command);
+  Client client = connect(g);
+  Taken taken = take(client, args);
+  if (!taken.keeper) return taken.code;
+  LeaseKeeper& keeper = *taken.keeper;
+  ::setenv("TENURE_KEY", args.key.c_str(), 1);
+  ::setenv("TENURE_TOKEN", std::to_string(keeper.token()).c_str(), 1);
+  // An owner in the command's environment would let a `tenure acquire` or `renew` in it act as
+  // somebody's tenure of this key; the run's own owner is its alone.
+  ::unsetenv("TENURE_OWNER");
+  std::optional<int> status = supervise(keeper, args);
   if (!status) return kExitLost;
-  try {
-    Message released = client.call(
-        [&](RequestId id) { return release_request(id, lease.key, lease.owner, token); });
-    if (exit_code(released, "released") != kExitOk) {
-      std::cerr << "tenure: releasing " << lease.key << ": " << explain_failure(released) << '\n';
-    }
-  } catch (const CliError& e) {
-    // The command's status matters more; the daemon frees the key when the connection closes.
-    std::cerr << "tenure: releasing " << lease.key << ": " << e.what() << '\n';
-  }
+  keeper.release();
   return *status;
+}
+
+int hold_command(const Globals& g, const HoldArgs& args) {
+  Client client = connect(g);
+  Taken taken = take(client, args);
+  if (!taken.keeper) return taken.code;
+  LeaseKeeper& keeper = *taken.keeper;
+  BlockedSignals signals({SIGINT, SIGTERM, SIGHUP});
+  std::cout << "holding " << args.key << ", token " << keeper.token()
+            << "; Ctrl-C, SIGTERM or the end of input releases it" << std::endl;
+  bool watch_stdin = input_can_end();
+  for (;;) {
+    pollfd fds[3] = {{signals.fd(), POLLIN, 0},
+                     {keeper.fd(), POLLIN, 0},
+                     {watch_stdin ? STDIN_FILENO : -1, POLLIN, 0}};
+    if (::poll(fds, 3, keeper.timeout_ms()) < 0 && errno != EINTR) {
+      throw CliError(std::string("poll: ") + std::strerror(errno));
+    }
+    if (!signals.take().empty()) break;
+    if (fds[2].revents != 0) {
+      char buf[4096];
+      ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
+    }
+    keeper.service();
+    if (keeper.lost()) return kExitLost;
+  }
+  keeper.release();
+  return kExitOk;
 }
 
 }  // namespace tenure::cli

@@ -2,15 +2,16 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -20,9 +21,11 @@
 #include "apps/tenured/logging.hpp"
 #include "apps/tenured/private_dir.hpp"
 #include "apps/tenured/restore.hpp"
+#include "apps/tenured/systemd.hpp"
 #include "apps/tenured/ws_token.hpp"
 #include "transports/server_context.hpp"
 #include "transports/socket_path.hpp"
+#include "transports/task_failure.hpp"
 #include "transports/unix_server.hpp"
 #include "transports/web_server.hpp"
 
@@ -59,15 +62,19 @@ int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
       reopen_logs();
     }
   };
-  asio::co_spawn(io, handle, asio::detached);
+  asio::co_spawn(io, handle, LogTaskFailure("signal handler"));
   return stop.get_future().get();
 }
 
-// Checks and prepares the directories and the socket path before anything is opened.
-bool prepare_paths(const Options& o, std::string& error) {
+// Checks and prepares the directories and the socket path before anything is opened. An
+// inherited socket's path is the service manager's.
+bool prepare_paths(const Options& o, bool socket_inherited, std::string& error) {
+  if (!make_private_dir(o.data_dir, SharedDirPolicy::refuse, error)) return false;
+  if (socket_inherited) return true;
   std::string socket_dir = std::filesystem::path(o.socket).parent_path().string();
-  return make_private_dir(o.data_dir, SharedDirPolicy::refuse, error) &&
-         make_private_dir(socket_dir, SharedDirPolicy::allow_sticky, error) &&
+  bool shared = (o.socket_mode & 0060) != 0;
+  return make_private_dir(socket_dir, SharedDirPolicy::allow_sticky, error) &&
+         (!shared || open_dir_to_group(socket_dir, o.socket_group.value_or(::getegid()), error)) &&
          claim_socket_path(o.socket, error);
 }
 
@@ -92,15 +99,16 @@ class IoThreads {
 
 // The HTTP/WebSocket listener, unless --ws-listen is off. The token file is made even then, so
 // that it is there the day the listener is turned on.
-bool start_web(const Options& o, WebServer& web, std::string& error) {
+// A TCP socket passed by the service manager is served whatever --ws-listen says.
+bool start_web(const Options& o, int inherited_fd, WebServer& web, std::string& error) {
   auto token = load_or_create_ws_token(o.data_dir, error);
   if (!token) return false;
-  if (o.ws_listen == "off") return true;
-  auto address = parse_listen_address(o.ws_listen, error);
+  if (o.ws_listen == "off" && inherited_fd < 0) return true;
+  std::optional<ListenAddress> address = ListenAddress{};
+  if (inherited_fd < 0) address = parse_listen_address(o.ws_listen, error);
   if (!address) return false;
-  if (!web.listen(WebOptions{*address, *token, o.ws_allow_origins, o.max_connections}, error)) {
-    return false;
-  }
+  WebOptions options{*address, *token, o.ws_allow_origins, o.max_connections, inherited_fd};
+  if (!web.listen(std::move(options), error)) return false;
   web.start();
   spdlog::info(
       "HTTP and WebSocket on {} (/v1/ws, dashboard at /, /metrics, /healthz); "
@@ -109,12 +117,32 @@ bool start_web(const Options& o, WebServer& web, std::string& error) {
   return true;
 }
 
+// Time on the engine's scale never goes back across a restart: a wall clock stepped back
+// while the ledger was written (or while down) would otherwise stretch every persisted lease.
+bool continue_ledger_time(SystemClock& clock, const Engine& engine, std::string& error) {
+  std::vector<Event> newest;
+  if (auto status = engine.events_from(engine.revision(), 1, newest); !status.ok()) {
+    error = "cannot read the ledger's newest event: " + status.message();
+    return false;
+  }
+  if (newest.empty()) return true;
+  if (Millis ahead = clock.not_before(newest.front().at); ahead > 0) {
+    spdlog::warn(
+        "the wall clock is {} ms behind the ledger's newest event; the lease clock continues "
+        "from that event's time instead",
+        ahead);
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_daemon(const Options& o) {
   raise_descriptor_limit();
   std::string error;
-  if (!prepare_paths(o, error)) {
+  systemd::InheritedSockets inherited;
+  if (!systemd::take_inherited_sockets(inherited, error) ||
+      !prepare_paths(o, inherited.unix_fd >= 0, error)) {
     spdlog::error("{}", error);
     return 1;
   }
@@ -143,6 +171,10 @@ int run_daemon(const Options& o) {
     spdlog::error("cannot open the ledger {}: {}", config.data_dir, error);
     return 1;
   }
+  if (!continue_ledger_time(clock, *engine, error)) {
+    spdlog::error("{}", error);
+    return 1;
+  }
   IoThreads threads(io, o.threads);
   // On every way out, the engine stops before the io threads are joined: its last turns run
   // on them. stop() is idempotent, so the orderly shutdown below may call it first.
@@ -158,31 +190,44 @@ int run_daemon(const Options& o) {
   limits.max_frame = o.max_frame;
   limits.max_inflight = o.max_inflight;
   limits.watch_queue = o.watch_queue;
+  limits.max_waiting = o.max_waiting;
+  limits.max_watches = o.max_watches_per_connection;
+  limits.max_watches_total = o.max_watches;
+  limits.write_timeout = std::chrono::milliseconds(o.write_timeout);
   ServerContext context{*engine, limits, clock.now(), {}, {}};
   // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
   WebServer web(io, context);
-  if (!start_web(o, web, error)) {
+  if (!start_web(o, inherited.tcp_fd, web, error)) {
     spdlog::error("{}", error);
     return 1;
   }
-  UnixServer server(io, context, o.max_connections);
-  if (!server.listen(o.socket, error)) {
+  UnixServer server(io, context, o.max_connections,
+                    SocketAccess{o.socket_mode, o.socket_group, o.admin_group});
+  bool listening = inherited.unix_fd >= 0 ? server.adopt(inherited.unix_fd, error)
+                                          : server.listen(o.socket, error);
+  if (!listening) {
     spdlog::error("{}", error);
     return 1;
   }
   server.start();
-  spdlog::info("tenured {} listening on {}; ledger {}; sync {}; {} threads", TENURE_VERSION,
-               o.socket, config.data_dir, o.sync ? "always" : "none", o.threads);
+  spdlog::info("tenured {} listening on {}{}; ledger {}; sync {}; {} threads", TENURE_VERSION,
+               server.path(), inherited.unix_fd >= 0 ? " (from the service manager)" : "",
+               config.data_dir, o.sync ? "always" : "none", o.threads);
   if (!o.sync) {
     spdlog::warn(
         "--sync=none: commits are not fsync'd; a crash can lose changes clients were "
         "told about. For benchmarks and throw-away data only.");
   }
 
+  // The ledger is open and both listeners accept: systemd may now start what depends on us.
+  systemd::start_watchdog(io);
+  systemd::notify("READY=1");
+
   int stop_signal = wait_for_stop_signal(io, signals);
+  systemd::notify("STOPPING=1");
   spdlog::info("{}: stopping", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
   server.stop();
-  if (o.ws_listen != "off") web.stop();
+  if (o.ws_listen != "off" || inherited.tcp_fd >= 0) web.stop();
   context.registry.drain_all();
   engine->stop();  // answers waiters, finishes what was admitted, closes the ledger's writer
   if (!context.registry.wait_empty(kDrainTimeout)) {
@@ -192,6 +237,20 @@ int run_daemon(const Options& o) {
     context.registry.wait_empty(kAbortTimeout);
   }
   threads.join();
+  // Handlers still queued on the stopped io_context may hold sessions, which touch the context
+  // and the engine as they close; left to ~io_context they would close after both are gone.
+  // Their sockets are closed by now, so their handlers are ready: run them here, while
+  // everything is alive.
+  io.restart();
+  auto deadline = std::chrono::steady_clock::now() + kAbortTimeout;
+  while (context.registry.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+    if (io.poll() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (std::size_t left = context.registry.size()) {
+    // Destroying them later would touch freed memory: better not to destroy them at all.
+    spdlog::error("{} connections did not end; exiting without waiting for them", left);
+    std::_Exit(1);
+  }
   spdlog::info("stopped");
   return 0;
 }

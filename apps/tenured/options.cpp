@@ -1,11 +1,14 @@
 #include "apps/tenured/options.hpp"
 
+#include <grp.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <thread>
 
+#include "apps/version.hpp"
 #include "core/default_paths.hpp"
 #include "core/duration.hpp"
 #include "transports/listen_address.hpp"
@@ -13,19 +16,18 @@
 namespace tenure {
 namespace {
 
-constexpr const char* kDurationHelp = " (250ms, 30s, 15m, 24h, or milliseconds)";
-
 // A duration flag that writes straight into `target`.
 void add_duration(CLI::App& app, const std::string& name, Millis& target, std::string help,
                   const std::string& shown_default) {
   app.add_option_function<std::string>(
          name,
          [&target, name](const std::string& text) {
-           auto ms = parse_duration(text);
-           if (!ms) throw CLI::ValidationError(name, "'" + text + "' is not a duration");
+           std::string error;
+           auto ms = parse_duration(text, &error);
+           if (!ms) throw CLI::ValidationError(name, error);
            target = *ms;
          },
-         help + kDurationHelp)
+         help + " (e.g. " + std::string(kDurationExamples) + ")")
       ->default_str(shown_default);
 }
 
@@ -52,6 +54,59 @@ std::optional<std::string> origin_problem(const std::string& origin) {
   return "--ws-allow-origin '" + origin + "' is not an origin such as https://example.com:8443";
 }
 
+// The octal mode of --socket-mode: it must let the server's user connect, and may open the socket
+// to a group but never to every user.
+std::optional<std::string> parse_socket_mode(const std::string& text, unsigned& mode) {
+  std::size_t used = 0;
+  unsigned long value = 0;
+  try {
+    value = std::stoul(text, &used, 8);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || value > 0777) {
+    return "--socket-mode '" + text + "' is not an octal file mode such as 0600 or 0660";
+  }
+  if ((value & 0600) != 0600) {
+    return "--socket-mode " + text + " must let the owner read and write (0600 at least)";
+  }
+  if ((value & 0002) != 0) {
+    return "--socket-mode " + text +
+           " would let every user on the machine connect; use 0660 with --socket-group";
+  }
+  mode = static_cast<unsigned>(value);
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_group(const std::string& flag, const std::string& name,
+                                       std::optional<gid_t>& gid) {
+  if (name.empty()) return std::nullopt;
+  std::vector<char> buffer(16384);
+  group entry{};
+  group* found = nullptr;
+  if (::getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return flag + " " + name + ": no such group";
+  }
+  gid = found->gr_gid;
+  return std::nullopt;
+}
+
+// The shared socket's rules that need the final paths (§7): the data dir stays private, so a
+// socket a group may use lives outside it.
+std::optional<std::string> sharing_problem(const Options& o) {
+  bool shared = (o.socket_mode & 0060) != 0;
+  if (o.socket_group && !shared) {
+    return "--socket-group needs a --socket-mode that lets the group connect, such as 0660";
+  }
+  auto relative = std::filesystem::path(o.socket).lexically_relative(o.data_dir);
+  bool inside = !relative.empty() && *relative.begin() != "..";
+  if (shared && inside) {
+    return "a socket that a group may use must live outside the data dir, which stays private: "
+           "pass --socket, e.g. --socket /run/tenure/tenured.sock";
+  }
+  return std::nullopt;
+}
+
 // Absolute, normalised, and without a trailing slash, so that the paths logged are the paths used.
 std::string normalized(const std::string& path) {
   auto p = std::filesystem::absolute(path).lexically_normal();
@@ -67,9 +122,15 @@ std::optional<std::string> contradiction(const Options& o) {
     return "--max-connections, --max-inflight-per-connection and --threads must be at least 1";
   }
   if (o.watch_queue < 1) return "--watch-queue must be at least 1";
+  if (o.max_waiting < 1 || o.max_watches_per_connection < 1 || o.max_watches < 1) {
+    return "--max-waiters-per-connection, --max-watches-per-connection and --max-watches must be "
+           "at least 1";
+  }
+  if (o.write_timeout < 1) return "--write-timeout must be at least 1ms";
   if (o.events_keep < 1) return "--events-keep must be at least 1";
-  if (o.recover && !o.restore_from.empty())
+  if (o.recover && !o.restore_from.empty()) {
     return "--recover and --restore-from exclude each other";
+  }
   if (o.revision_floor != 0 && !o.recover && o.restore_from.empty()) {
     return "--revision-floor goes with --recover or --restore-from";
   }
@@ -88,12 +149,30 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       "JSON request per line (see docs/protocol.md); the `tenure` command is one such client.",
       "tenured"};
   app.get_formatter()->column_width(40);
+  app.set_version_flag("--version", std::string("tenured ") + build_version());
 
   app.add_option("--data-dir", o.data_dir,
                  "Directory of the ledger (created 0700; refused if others can write to it)")
       ->default_str("$XDG_STATE_HOME/tenure or ~/.local/state/tenure");
-  app.add_option("--socket", o.socket, "Unix socket to listen on (created 0600)")
+  app.set_config("--config", kDefaultConfigFile,
+                 "Read these settings first: `name = value` lines named as the long flags "
+                 "(INI or TOML); flags on the command line override them. The default file is "
+                 "read only if it exists");
+  // A misspelt setting must not silently become its default.
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.add_option("--socket", o.socket, "Unix socket to listen on")
       ->default_str("<data-dir>/tenured.sock");
+  std::string socket_mode = "0600", socket_group, admin_group;
+  app.add_option("--socket-mode", socket_mode,
+                 "Octal mode of the socket file; 0660 with --socket-group lets a group use the "
+                 "service (never writable by all)")
+      ->capture_default_str();
+  app.add_option("--socket-group", socket_group,
+                 "Group of the socket file; its directory, if tenured owns it, is made "
+                 "traversable by the group (g+x)");
+  app.add_option("--admin-group", admin_group,
+                 "Members of this group are admins (may revoke) besides root and tenured's own "
+                 "user");
   std::string sync = "always";
   app.add_option("--sync", sync,
                  "always: fsync every commit before replying; none: skip fsync (benchmarks, "
@@ -118,6 +197,20 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--max-inflight-per-connection", o.max_inflight,
                  "Unanswered requests per connection before the server stops reading from it")
       ->capture_default_str();
+  app.add_option("--max-waiters-per-connection", o.max_waiting,
+                 "Acquires with wait_ms waiting at once per connection; more get "
+                 "too_many_requests (they do not count as unanswered requests)")
+      ->capture_default_str();
+  app.add_option("--max-watches-per-connection", o.max_watches_per_connection,
+                 "Watches per connection; more get too_many_requests")
+      ->capture_default_str();
+  app.add_option("--max-watches", o.max_watches,
+                 "Watches of all connections together; more get too_many_requests")
+      ->capture_default_str();
+  add_duration(app, "--write-timeout", o.write_timeout,
+               "A connection that takes no byte of its replies for this long is closed (on the "
+               "socket after a `closing` notice)",
+               "30s");
   app.add_option("--history-keep", o.history_keep,
                  "Ended tenures kept per key in the history (plus the live one)")
       ->capture_default_str();
@@ -156,11 +249,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help is a success; every other problem is exit code 1, like the rest of tenured's.
+    // --help and --version are a success; every other problem is exit code 1, like the rest of
+    // tenured's.
     return app.exit(e) == 0 ? 0 : 1;
   }
   o.sync = sync == "always";
-  if (auto problem = contradiction(o)) {
+  auto problem = parse_socket_mode(socket_mode, o.socket_mode);
+  if (!problem) problem = parse_group("--socket-group", socket_group, o.socket_group);
+  if (!problem) problem = parse_group("--admin-group", admin_group, o.admin_group);
+  if (!problem) problem = contradiction(o);
+  if (problem) {
     std::cerr << "tenured: " << *problem << "\n";
     return 1;
   }
@@ -175,6 +273,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   }
   o.data_dir = normalized(o.data_dir);
   o.socket = normalized(o.socket.empty() ? o.data_dir + "/tenured.sock" : o.socket);
+  if (auto sharing = sharing_problem(o)) {
+    std::cerr << "tenured: " << *sharing << "\n";
+    return 1;
+  }
   if (!o.restore_from.empty()) o.restore_from = normalized(o.restore_from);
   return std::nullopt;
 }

@@ -1,5 +1,7 @@
 #pragma once
 // tenured's command line: every knob with its default, and where the data and socket live.
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -18,6 +20,10 @@ struct Options {
   std::size_t max_frame = 64 * 1024;
   std::size_t max_connections = 1024;
   std::size_t max_inflight = 1024;
+  std::size_t max_waiting = 16384;
+  std::size_t max_watches_per_connection = 256;
+  std::size_t max_watches = 10'000;
+  Millis write_timeout = 30'000;
   std::size_t history_keep = 1000;
   unsigned threads = 1;
   std::string log_level = "info";
@@ -27,10 +33,17 @@ struct Options {
   std::vector<std::string> ws_allow_origins;
   std::size_t watch_queue = 10'000;
   std::uint64_t events_keep = 1'000'000;  // hidden: tests make it tiny to see `compacted`
+  // Who may use the socket (§7): its mode, its group, and the group whose members are admins.
+  unsigned socket_mode = 0600;
+  std::optional<gid_t> socket_group;
+  std::optional<gid_t> admin_group;
   bool recover = false;                   // open a damaged ledger with what can be read (§6)
   std::string restore_from;               // a backup to put in place of the ledger first
   std::uint64_t revision_floor = 0;       // recover/restore: start above this revision too
 };
+
+// Where tenured looks for its configuration when --config names none.
+inline constexpr const char* kDefaultConfigFile = "/etc/tenure/tenured.conf";
 
 // Parses the command line into `options`. Returns an exit code when the program should stop
 // here (--help, or an error it has already printed).

@@ -59,4 +59,28 @@ bool make_private_dir(const std::string& path, SharedDirPolicy policy, std::stri
   return true;
 }
 
+bool open_dir_to_group(const std::string& path, gid_t group, std::string& error) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    error = "cannot stat " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (info.st_uid == ::geteuid() && (info.st_mode & S_ISVTX) == 0) {
+    if (::chown(path.c_str(), static_cast<uid_t>(-1), group) != 0 ||
+        ::chmod(path.c_str(), (info.st_mode & 07777) | S_IXGRP) != 0) {
+      error = "cannot let group " + std::to_string(group) + " traverse " + path + ": " +
+              std::strerror(errno);
+      return false;
+    }
+    return true;
+  }
+  bool through = (info.st_mode & S_IXOTH) != 0 || (info.st_gid == group && info.st_mode & S_IXGRP);
+  if (!through) {
+    error = path + " (mode " + octal(info.st_mode) + ", not ours to change) does not let group " +
+            std::to_string(group) + " reach the socket";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace tenure

@@ -249,6 +249,8 @@ asio::awaitable<void> Connection::run() {
     --shared_.acquiring;
     co_await poll_until(worker_.io, [this] { return shared_.expiries_over(); });
   }
+  if (client_->closed_by_server()) ++stats_.errors["closed_by_server"];
+  if (std::uint64_t n = client_->undelivered()) stats_.errors["undelivered"] += n;
   client_->close();
 }
 
@@ -482,6 +484,11 @@ RunResult run(const Config& config) {
   result.checked = shared.check.checked();
   result.double_grants = shared.check.double_grants();
   result.token_regressions = shared.check.token_regressions();
+  // A `lost` that never came is an error, whatever the reason.
+  if (config.mix == Mix::expiry && result.stats.lost.delivered < result.stats.leases_to_expire) {
+    result.stats.errors["lost_missing"] +=
+        result.stats.leases_to_expire - result.stats.lost.delivered;
+  }
   if (last_acquired > 0) {
     result.acquire_seconds = static_cast<double>(last_acquired - shared.start) / 1e9;
   }

@@ -62,6 +62,10 @@ class LockClient {
   virtual void close() = 0;
   // Server-pushed lease losses, where the target has them (tenure).
   virtual void on_lost(LostSink) {}
+  // Whether the server closed the connection (rather than this client), and how many messages
+  // the server said it dropped when it did (tenure's `closing` notice). Both count as errors.
+  virtual bool closed_by_server() const { return false; }
+  virtual std::uint64_t undelivered() const { return 0; }
 };
 
 std::unique_ptr<LockClient> make_client(const Config& config, boost::asio::any_io_executor ex);

@@ -48,7 +48,10 @@ asio::awaitable<void> PipelinedStream::read_loop() {
     auto [error, n] =
         co_await socket_.async_read_some(asio::buffer(input_.data() + end, input_.size() - end),
                                          asio::as_tuple(asio::use_awaitable));
-    if (error) break;
+    if (error) {
+      peer_closed_ = open_;
+      break;
+    }
     end += n;
     std::size_t used = consume(std::string_view(input_.data(), end));
     input_.erase(0, used);

@@ -40,6 +40,8 @@ class PipelinedStream {
   void send(std::string_view bytes);
   void close();
   bool is_open() const { return open_; }
+  // The server ended the connection while it was open.
+  bool peer_closed() const { return peer_closed_; }
 
  protected:
   // Takes the complete messages at the front of `data`; returns how many bytes it consumed.
@@ -62,6 +64,7 @@ class PipelinedStream {
 
   boost::asio::local::stream_protocol::socket socket_;
   bool open_ = false;
+  bool peer_closed_ = false;
   bool writing_ = false;
   std::string pending_;   // queued for the next write
   std::string outgoing_;  // in the write in flight

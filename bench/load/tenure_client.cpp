@@ -59,6 +59,8 @@ class TenureClient final : public LockClient, private PipelinedStream {
 
   void close() override { PipelinedStream::close(); }
   void on_lost(LostSink sink) override { lost_ = std::move(sink); }
+  bool closed_by_server() const override { return peer_closed(); }
+  std::uint64_t undelivered() const override { return undelivered_; }
 
  private:
   static OpResult outcome(const Reply& r, std::string_view expected, Outcome as) {
@@ -100,6 +102,8 @@ class TenureClient final : public LockClient, private PipelinedStream {
       std::uint64_t token = 0;
       if (text == "lost" && lost_ && !doc["key"].get(text) && !doc["token"].get(token)) {
         lost_(text, token, wall_now_ms());
+      } else if (text == "closing" && !doc["undelivered"].get(token)) {
+        undelivered_ += token;
       }
       return;
     }
@@ -131,6 +135,7 @@ class TenureClient final : public LockClient, private PipelinedStream {
   std::unordered_map<std::uint64_t, Waiter<Reply>> waiting_;
   simdjson::dom::parser parser_;
   LostSink lost_;
+  std::uint64_t undelivered_ = 0;  // messages the server's `closing` notice said it dropped
 };
 
 }  // namespace

@@ -262,6 +262,7 @@ def row_info(page, key):
       const fill = tr.querySelector('.fill');
       const m = /scaleX\\(([0-9.]+)\\)/.exec(fill ? fill.style.transform : '');
       return { key: c[0].textContent, holder: c[1].textContent, token: c[2].textContent,
+               waiters: c[3].textContent, waiting: c[3].title,
                left: tr.querySelector('.ttl').textContent,
                barShown: !!(fill && fill.offsetParent),
                scale: m ? parseFloat(m[1]) : null,
@@ -276,6 +277,7 @@ def event_rows(page, key=None):
     return page.eval("""Array.from(document.querySelectorAll('#events li')).filter(li => %s)
       .map(li => ({ type: li.dataset.type, key: li.dataset.key,
                     keyText: (li.querySelector('.key') || {}).textContent,
+                    who: (li.querySelector('.who') || {}).textContent,
                     color: getComputedStyle(li).borderLeftColor }))""" % cond)
 
 
@@ -375,6 +377,17 @@ def run(args, work):
         later = row_info(page, key)
         check(later["scale"] < info["scale"],
               "the bar shrinks (%.3f -> %.3f)" % (info["scale"], later["scale"]))
+        # A waiter shows in the row's waiters column, its owner in the cell's title.
+        waiter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        waiter.connect(daemon.socket_path)
+        waiter.sendall(json.dumps({"op": "acquire", "key": long_key, "owner": "waiter-bob",
+                                   "wait_ms": 600000}).encode() + b"\n")
+        page.wait_for("(() => { const tr = %s; return !!tr && tr.cells[3].textContent === '1'; })()"
+                      % lease_row(long_key), 10,
+                      "the waiters column to show the queued acquire")
+        check(row_info(page, long_key)["waiting"] == "waiter-bob",
+              "the waiter's owner is in the waiters cell's title")
+        waiter.close()
         a = row_info(page, assigned_key)
         check(a is not None and a["assigned"] and not a["barShown"] and a["badge"] == "assigned",
               "an open-ended lease shows 'assigned' and no bar")
@@ -390,6 +403,10 @@ def run(args, work):
               "the newest event is first: acquired of the test key")
         for t in ("acquired", "renewed", "released", "revoked"):
             check(t in types, "a %s event is shown" % t)
+        revoked = [e for e in events
+                   if e["type"] == "revoked" and e["key"] == "browser/tmp/revoked"]
+        check(len(revoked) == 1 and "by uid:%d: test" % os.geteuid() in revoked[0]["who"],
+              "a revoked event names the revoker and the reason: %s" % revoked)
         colors = {}
         for e in events:
             colors.setdefault(e["type"], e["color"])

@@ -1,6 +1,12 @@
 // The `tenure` command line against a real tenured (§9): exit codes, --json, `tenure run`.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <future>
+#include <map>
+#include <set>
+#include <sstream>
+
 #include "tests/e2e/e2e.hpp"
 
 using namespace e2e;
@@ -170,23 +176,29 @@ TEST_CASE("tenure run passes the token to the command and releases on exit", "[e
   REQUIRE(nl2 != std::string::npos);
   CHECK(text.substr(0, nl1) == "1");
   CHECK(text.substr(nl1 + 1, nl2 - nl1 - 1) == "cli/run");
-  std::string owner = trim(text.substr(nl2 + 1));
-  CHECK_FALSE(owner.empty());
+  CHECK(trim(text.substr(nl2 + 1)).empty());  // no TENURE_OWNER for the command
 
   Json g = c.call(get_req("cli/run"));
   CHECK(g["lease"] == nullptr);
   CHECK(g["last_token"] == 1);
   auto h = full_history(c, "cli/run");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["owner"] == owner);
+  // user@host:pid-XXXXXXXX: readable, and unique to the invocation.
+  std::string owner = h[0]["owner"].str();
+  CHECK(owner.find('@') != std::string::npos);
+  CHECK(owner.find(':') != std::string::npos);
   CHECK(h[0]["end"] == "released");
 
-  // The next run gets the next token, and the given owner.
+  // The next run gets the next token. --owner is only a prefix of the run's own owner, and the
+  // command never sees the owner as TENURE_OWNER.
   r = cli(d, {"run", "cli/run", "--owner", "runner", "--ttl", "30s", "--", "sh", "-c", script});
   REQUIRE(r.exit_code == 0);
-  text = read_file(file);
-  CHECK(text == "2\ncli/run\nrunner\n");
+  CHECK(read_file(file) == "2\ncli/run\n\n");
   CHECK(live_lease(c, "cli/run") == nullptr);
+  h = full_history(c, "cli/run");
+  REQUIRE(h.size() == 2);
+  CHECK(h[0]["owner"].str().rfind("runner-", 0) == 0);
+  CHECK(h[0]["owner"].str().size() == std::string("runner-").size() + 8);
 }
 
 TEST_CASE("tenure run passes the command's exit status through", "[e2e][cli]") {
@@ -200,19 +212,27 @@ TEST_CASE("tenure run passes the command's exit status through", "[e2e][cli]") {
   CHECK(full_history(c, "cli/st")[0]["end"] == "released");
 }
 
-TEST_CASE("tenure run exits 4 without running the command when the key is held", "[e2e][cli]") {
+TEST_CASE("tenure run --no-wait or a spent --wait exits 4 without running the command",
+          "[e2e][cli]") {
   Daemon d;
   auto c = d.connect();
   REQUIRE(c.call(acquire_req("cli/busy", "someone", "\"ttl_ms\":60000"))["status"] == "acquired");
   TempDir t;
   std::string file = t.path() + "/ran";
-  ProcessResult r = cli(d, {"run", "cli/busy", "--ttl", "30s", "--", "sh", "-c", "touch " + file});
-  INFO(r.describe());
-  CHECK(r.exited);
-  CHECK(r.exit_code == 4);
-  struct stat st {};
-  CHECK(::stat(file.c_str(), &st) != 0);
-  CHECK(live_lease(c, "cli/busy")["owner"] == "someone");
+  for (std::vector<std::string> wait :
+       {std::vector<std::string>{"--no-wait"}, {"-n"}, {"--wait", "300ms"}}) {
+    std::vector<std::string> args{"run", "cli/busy", "--ttl", "30s"};
+    args.insert(args.end(), wait.begin(), wait.end());
+    args.insert(args.end(), {"--", "sh", "-c", "touch " + file});
+    ProcessResult r = cli(d, args);
+    INFO(wait[0] << ": " << r.describe());
+    CHECK(r.exited);
+    CHECK(r.exit_code == 4);
+    CHECK(r.err.find("held by someone, token 1") != std::string::npos);
+    struct stat st {};
+    CHECK(::stat(file.c_str(), &st) != 0);
+    CHECK(live_lease(c, "cli/busy")["owner"] == "someone");
+  }
 }
 
 TEST_CASE("tenure run keeps renewing a short lease while the command runs", "[e2e][cli]") {
@@ -228,4 +248,357 @@ TEST_CASE("tenure run keeps renewing a short lease while the command runs", "[e2
   auto h = full_history(c, "cli/long");
   REQUIRE(h.size() == 1);
   CHECK(h[0]["end"] == "released");
+}
+
+namespace {
+
+std::future<ProcessResult> cli_async(const Daemon& d, std::vector<std::string> args,
+                                     ProcessOptions o = {}) {
+  return std::async(std::launch::async, [&d, args, o] { return cli(d, args, o); });
+}
+
+ProcessOptions socket_env(const Daemon& d) {
+  ProcessOptions o;
+  o.set_env = {"TENURE_SOCKET=" + d.socket_path()};
+  return o;
+}
+
+ProcessOptions with_owner(const std::string& owner) {
+  ProcessOptions o;
+  o.set_env = {"TENURE_OWNER=" + owner};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("concurrent tenure runs on one key never overlap, even with TENURE_OWNER shared",
+          "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  TempDir t;
+  std::string file = t.path() + "/spans";
+  // Each command notes when it starts and ends, by its own clock reading.
+  std::string script = "echo \"$$ start $(date +%s%N)\" >> " + file +
+                       "; sleep 0.3; echo \"$$ end $(date +%s%N)\" >> " + file;
+  std::vector<std::future<ProcessResult>> runs;
+  for (int i = 0; i < 3; ++i) {
+    runs.push_back(cli_async(d, {"run", "ov/k", "--ttl", "30s", "--", "sh", "-c", script},
+                             with_owner("shared")));
+  }
+  for (auto& run : runs) {
+    ProcessResult r = run.get();
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("not holder") == std::string::npos);
+  }
+  std::map<std::string, std::pair<long long, long long>> spans;
+  std::istringstream lines(read_file(file));
+  std::string pid, what;
+  long long ns = 0;
+  while (lines >> pid >> what >> ns) (what == "start" ? spans[pid].first : spans[pid].second) = ns;
+  REQUIRE(spans.size() == 3);
+  std::vector<std::pair<long long, long long>> sorted;
+  for (const auto& [p, span] : spans) sorted.push_back(span);
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i + 1 < sorted.size(); ++i) {
+    INFO("command " << i << " ended at " << sorted[i].second << ", the next started at "
+                    << sorted[i + 1].first);
+    CHECK(sorted[i].second < sorted[i + 1].first);
+  }
+  // Three tenures of three distinct owners, each released by its own run.
+  auto h = full_history(c, "ov/k");
+  REQUIRE(h.size() == 3);
+  std::set<std::string> owners;
+  for (const Json& tenure : h) {
+    CHECK(tenure["end"] == "released");
+    owners.insert(tenure["owner"].str());
+  }
+  CHECK(owners.size() == 3);
+  CHECK_FALSE(owners.contains("shared"));
+}
+
+TEST_CASE("tenure run waits for a held key by default, saying for whom", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  REQUIRE(c.call(acquire_req("wait/k", "someone", "\"ttl_ms\":60000"))["status"] == "acquired");
+  TempDir t;
+  std::string file = t.path() + "/token";
+  // A bare --wait means the same: no limit.
+  for (std::vector<std::string> wait : {std::vector<std::string>{}, {"--wait"}}) {
+    std::vector<std::string> args{"run", "wait/k"};
+    args.insert(args.end(), wait.begin(), wait.end());
+    args.insert(args.end(), {"--", "sh", "-c", "echo $TENURE_TOKEN > " + file});
+    auto run = cli_async(d, args);
+    REQUIRE(wait_waiters(c, "wait/k", 1));
+    Json lease = live_lease(c, "wait/k");
+    REQUIRE(c.call(release_req("wait/k", lease["owner"].str()))["status"] == "released");
+    ProcessResult r = run.get();
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("waiting for wait/k (held by " + lease["owner"].str() + ", token " +
+                     lease["token"].dump() + ")") != std::string::npos);
+    CHECK(read_file(file) == std::to_string(lease["token"].i64() + 1) + "\n");
+    // Held again for the next round.
+    REQUIRE(c.call(acquire_req("wait/k", "someone", "\"ttl_ms\":60000"))["status"] == "acquired");
+  }
+}
+
+TEST_CASE("a nested tenure run on the same key fails with --no-wait or waits", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  TempDir t;
+  std::string marker = t.path() + "/inner-ran";
+  std::string inner = tenure_cli_path() + " run nest/k --no-wait -- touch " + marker;
+  ProcessResult r = cli(d, {"run", "nest/k", "--", "sh", "-c", inner}, with_owner("me"));
+  INFO(r.describe());
+  CHECK(r.exit_code == 4);  // the inner run's status, passed through
+  struct stat st {};
+  CHECK(::stat(marker.c_str(), &st) != 0);
+  // Waiting, the inner run gets the key only after the outer one released it: here its wait runs
+  // out first.
+  inner = tenure_cli_path() + " run nest/k --wait 300ms -- touch " + marker;
+  r = cli(d, {"run", "nest/k", "--", "sh", "-c", inner}, with_owner("me"));
+  INFO(r.describe());
+  CHECK(r.exit_code == 4);
+  CHECK(::stat(marker.c_str(), &st) != 0);
+  CHECK(live_lease(c, "nest/k") == nullptr);
+  CHECK(full_history(c, "nest/k").size() == 2);
+}
+
+TEST_CASE("the README tour: a run never joins or releases the user's own lease", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  ProcessOptions alice = with_owner("alice");
+  REQUIRE(cli(d, {"acquire", "tour/pr", "--ttl", "15m"}, alice).exit_code == 0);
+  ProcessResult r = cli(d, {"run", "tour/pr", "--wait", "300ms", "--", "true"}, alice);
+  INFO(r.describe());
+  CHECK(r.exit_code == 4);
+  // Nor does the command of a run see the user's owner.
+  r = cli(d, {"run", "tour/other", "--", "sh", "-c", "echo \"[$TENURE_OWNER]\""}, alice);
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "[]\n");
+  Json lease = live_lease(c, "tour/pr");
+  CHECK(lease["owner"] == "alice");
+  CHECK(lease["token"] == 1);
+  CHECK(lease["ttl_ms"] == 900000);
+  r = cli(d, {"release", "tour/pr"}, alice);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("token 1") != std::string::npos);
+}
+
+TEST_CASE("tenure run stops the command with SIGTERM and exits 5 when the lease is revoked",
+          "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  TempDir t;
+  std::string marker = t.path() + "/term";
+  std::string script = "trap 'echo TERM > " + marker + "; exit 0' TERM; sleep 20 & wait";
+  auto run = cli_async(d, {"run", "rv/k", "--ttl", "30s", "--", "sh", "-c", script});
+  REQUIRE(wait_until([&] { return !live_lease(c, "rv/k").is_null(); }, 10000ms));
+  // Let the shell install its trap before the revoke.
+  std::this_thread::sleep_for(200ms);
+  REQUIRE(c.call("\"op\":\"revoke\",\"key\":\"rv/k\"")["status"] == "revoked");
+  ProcessResult r = run.get();
+  INFO(r.describe());
+  CHECK(r.exited);
+  CHECK(r.exit_code == 5);
+  CHECK(read_file(marker) == "TERM\n");
+  CHECK(r.err.find("lost the lease on rv/k, token 1 (revoked)") != std::string::npos);
+  // Nothing released after the loss: the revoke ended token 1, and no later tenure exists.
+  CHECK(c.call(get_req("rv/k"))["last_token"] == 1);
+}
+
+TEST_CASE("tenure hold keeps the key until SIGTERM or the end of its input", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  TempDir t;
+  std::string tenure = tenure_cli_path();
+  // In the background (stdin /dev/null, which does not end the hold) until SIGTERM.
+  std::string script = tenure + " hold hold/k > " + t.path() + "/out & p=$!; until grep -q " +
+                       "holding " + t.path() + "/out; do sleep 0.05; done; " + tenure +
+                       " --json get hold/k > " + t.path() + "/get; kill $p; wait $p";
+  ProcessResult r = run_process({"/bin/sh", "-c", script}, socket_env(d));
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(read_file(t.path() + "/out").rfind("holding hold/k, token 1", 0) == 0);
+  auto got = Json::parse(trim(read_file(t.path() + "/get")));
+  REQUIRE(got);
+  CHECK((*got)["lease"]["token"] == 1);
+  CHECK(live_lease(c, "hold/k") == nullptr);
+  CHECK(full_history(c, "hold/k")[0]["end"] == "released");
+
+  // Input that ends after a while: held meanwhile, released then.
+  r = run_process({"/bin/sh", "-c", "sleep 0.5 | " + tenure + " hold hold/k"}, socket_env(d));
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("holding hold/k, token 2", 0) == 0);
+  auto h = full_history(c, "hold/k");
+  REQUIRE(h.size() == 2);
+  CHECK(h[0]["end"] == "released");
+}
+
+TEST_CASE("tenure explains usage mistakes", "[e2e][cli]") {
+  Daemon d;
+  auto expect_error = [&](std::vector<std::string> args, const std::string& says) {
+    ProcessResult r = cli(d, args);
+    INFO(r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(says) != std::string::npos);
+  };
+  expect_error({"aquire", "k"}, "unknown subcommand 'aquire' (did you mean acquire?)");
+  expect_error({"--socket", "x", "relase", "k"}, "(did you mean release?)");
+  expect_error({"run", "job/a", "ls", "-d", "/"}, "put -- before the command");
+  expect_error({"acquire", "k", "--ttl", "0"}, "--ttl: must be more than 0");
+  expect_error({"acquire", "k", "--ttl", "5"}, "'5' has no unit; write 5s, 5m or 5ms");
+  expect_error({"acquire", "k", "--ttl", "5min"}, "1h30m");
+  expect_error({"--socket", "/etc/passwd", "ping"}, "/etc/passwd: it is not a socket");
+  ProcessResult r = cli(d, {"--version"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("tenure 0.", 0) == 0);
+  r = run_process({tenured_path(), "--version"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("tenured 0.", 0) == 0);
+  r = run_process({tenured_path(), "--min-ttl", "5min"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("'5min' is not a duration; write e.g.") != std::string::npos);
+}
+
+TEST_CASE("tenure durations, clamped TTLs and a re-acquire in words", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  ProcessResult r = cli(d, {"acquire", "du/k", "--owner", "alice", "--ttl", "1m30s"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  CHECK(live_lease(c, "du/k")["ttl_ms"] == 90000);
+  CHECK(r.err.find("warning") == std::string::npos);
+  r = cli(d, {"acquire", "du/k", "--owner", "alice", "--ttl", "1.5h"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("du/k was already yours (alice), token 1; renewed", 0) == 0);
+  CHECK(live_lease(c, "du/k")["ttl_ms"] == 5400000);
+  r = cli(d, {"acquire", "du/short", "--owner", "alice", "--ttl", "1ms"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("warning: --ttl 1ms is outside the server's limits; the lease has 10ms") !=
+        std::string::npos);
+}
+
+TEST_CASE("tenure shows the server's refusal of a connection, not a write error", "[e2e][cli]") {
+  Daemon d({"--max-connections", "2"});
+  auto c = d.connect();
+  // The harness's readiness probe counts until the server has seen it close: wait for that,
+  // then take the last slot.
+  REQUIRE(wait_until([&] { return c.call("\"op\":\"stats\"")["connections"] == 1; }, 5000ms));
+  auto last = d.connect();
+  REQUIRE(last.call("\"op\":\"ping\"")["status"] == "pong");
+  for (int i = 0; i < 5; ++i) {
+    ProcessResult r = cli(d, {"ping"});
+    INFO(r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("too_many_requests") != std::string::npos);
+  }
+}
+
+TEST_CASE("tenure get shows waiters and lock-delay", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  REQUIRE(c.call(acquire_req("gw/k", "alice", "\"ttl_ms\":60000"))["status"] == "acquired");
+  auto waiter = d.connect();
+  waiter.send("\"op\":\"acquire\",\"key\":\"gw/k\",\"owner\":\"bob\",\"wait_ms\":60000");
+  REQUIRE(wait_waiters(c, "gw/k", 1));
+  ProcessResult r = cli(d, {"get", "gw/k"});
+  INFO(r.describe());
+  CHECK(r.out.find("held by alice, token 1") != std::string::npos);
+  CHECK(r.out.find("1 waiter") != std::string::npos);
+  if (c.call(get_req("gw/k")).has("waiting")) CHECK(r.out.find("1. bob") != std::string::npos);
+
+  REQUIRE(c.call(acquire_req("gw/d", "alice",
+                             "\"ttl_ms\":60000,\"lock_delay_ms\":30000"))["status"] == "acquired");
+  REQUIRE(c.call("\"op\":\"revoke\",\"key\":\"gw/d\"")["status"] == "revoked");
+  r = cli(d, {"get", "gw/d"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  if (c.call(get_req("gw/d")).has("lock_delay_until")) {
+    CHECK(r.out.find("gw/d is in lock-delay after token 1 was lost") != std::string::npos);
+  } else {
+    WARN("the server does not report lock_delay_until yet");
+  }
+}
+
+TEST_CASE("bash completion offers subcommands, options and live keys", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  REQUIRE(c.call(acquire_req("comp/alpha", "a", "\"ttl_ms\":60000"))["status"] == "acquired");
+  REQUIRE(c.call(acquire_req("comp/beta", "a", "\"ttl_ms\":60000"))["status"] == "acquired");
+  std::string cli_dir = tenure_cli_path().substr(0, tenure_cli_path().rfind('/'));
+  // What the completion function proposes for the words typed so far (the last one partial).
+  auto complete = [&](const std::string& typed) {
+    std::string script = "source " TENURE_SOURCE_DIR "/packaging/completion/tenure.bash; " +
+                         ("COMP_WORDS=(" + typed + "); ") +
+                         "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _tenure; "
+                         "printf '%s\\n' \"${COMPREPLY[@]}\" | sort | tr '\\n' ' '";
+    ProcessOptions o = socket_env(d);
+    o.set_env.push_back("PATH=" + cli_dir + ":/usr/bin:/bin");
+    ProcessResult r = run_process({"/bin/bash", "-c", script}, o);
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+    return r.out;
+  };
+  CHECK(complete("tenure ac") == "acquire ");
+  CHECK(complete("tenure h") == "history hold ");
+  CHECK(complete("tenure run k --no") == "--no-wait ");
+  CHECK(complete("tenure get comp/") == "comp/alpha comp/beta ");
+  CHECK(complete("tenure --socket x release comp/b") == "comp/beta ");
+  CHECK(complete("tenure acquire k --ttl 1h") == "1h 1h30m ");
+}
+
+TEST_CASE("cmake --install puts the programs, man pages and completion in place", "[e2e][cli]") {
+  TempDir t;
+  ProcessResult r = run_process({CMAKE_COMMAND_PATH, "--install", TENURE_BUILD_DIR, "--component",
+                                 "cli", "--prefix", t.path() + "/usr"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  struct stat st {};
+  for (std::string path :
+       {"/usr/bin/tenure", "/usr/bin/tenured", "/usr/share/bash-completion/completions/tenure"}) {
+    INFO(path);
+    CHECK(::stat((t.path() + path).c_str(), &st) == 0);
+  }
+  r = run_process({t.path() + "/usr/bin/tenure", "--version"});
+  CHECK(r.out.rfind("tenure ", 0) == 0);
+  if (run_process({"/bin/sh", "-c", "command -v help2man"}).exit_code != 0) {
+    WARN("help2man is not installed: no man pages to check");
+    return;
+  }
+  std::string page = read_file(t.path() + "/usr/share/man/man1/tenure.1");
+  CHECK(page.find(".SS run") != std::string::npos);
+  CHECK(page.find("--no-wait") != std::string::npos);
+  CHECK(read_file(t.path() + "/usr/share/man/man8/tenured.8").find("\\-\\-data\\-dir") !=
+        std::string::npos);
+}
+
+TEST_CASE("tenure revoke --reason: history and watch show who revoked and why", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  REQUIRE(c.call(acquire_req("rr/k", "alice", "\"ttl_ms\":60000"))["status"] == "acquired");
+  ProcessResult r = cli(d, {"revoke", "rr/k", "--reason", "stuck deploy"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  Json record = full_history(c, "rr/k")[0];
+  if (!record.has("revoked_by")) {
+    WARN("the server does not record revoked_by yet");
+    return;
+  }
+  CHECK(record["reason"] == "stuck deploy");
+  std::string note = " (by " + record["revoked_by"].str() + ": stuck deploy)";
+  r = cli(d, {"history", "rr/k"});
+  INFO(r.describe());
+  CHECK(r.out.find("revoked" + note) != std::string::npos);
+  // watch replays the revoked event from the ledger; it runs until stopped.
+  ProcessOptions o;
+  o.timeout = 2000ms;
+  r = cli(d, {"watch", "--key", "rr/k", "--from", "1"}, o);
+  INFO(r.describe());
+  CHECK(r.out.find("revoked rr/k by alice, token 1" + note) != std::string::npos);
 }

@@ -33,7 +33,12 @@ namespace e2e {
 #error "TENURE_CLI_PATH must be defined by the build"
 #endif
 
-std::string tenured_path() { return TENURED_PATH; }
+// TENURE_E2E_TENURED runs the tests against another build of tenured (an installed one, or the
+// glibc-malloc build the wall-clock tests need).
+std::string tenured_path() {
+  const char* other = std::getenv("TENURE_E2E_TENURED");
+  return other && *other ? other : TENURED_PATH;
+}
 std::string tenure_cli_path() { return TENURE_CLI_PATH; }
 
 bool running_as_root() { return ::geteuid() == 0; }
@@ -231,8 +236,17 @@ std::vector<std::string> web_args(std::vector<std::string> more) {
   return args;
 }
 
+std::string Daemon::socket_path() const {
+  auto named = std::find(extra_.begin(), extra_.end(), "--socket");
+  if (named != extra_.end() && named + 1 != extra_.end()) return *(named + 1);
+  return data_dir() + "/tenured.sock";
+}
+
 std::vector<std::string> Daemon::argv() const {
-  std::vector<std::string> a{tenured_path(), "--data-dir", data_dir(), "--socket", socket_path()};
+  std::vector<std::string> a{tenured_path(), "--data-dir", data_dir()};
+  if (std::find(extra_.begin(), extra_.end(), "--socket") == extra_.end()) {
+    a.insert(a.end(), {"--socket", socket_path()});
+  }
   if (std::find(extra_.begin(), extra_.end(), "--ws-listen") == extra_.end()) {
     a.insert(a.end(), {"--ws-listen", "off"});
   }

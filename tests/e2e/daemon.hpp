@@ -63,8 +63,8 @@ std::vector<std::string> web_args(std::vector<std::string> more = {});
 class Daemon {
  public:
   // A daemon in a fresh temp dir with `--data-dir DIR/data --socket DIR/data/tenured.sock
-  // --ws-listen off` plus extra_args (which may name their own --ws-listen). Started (and waited
-  // for) unless start_now is false.
+  // --ws-listen off` plus extra_args (which may name their own --socket and --ws-listen). Started
+  // (and waited for) unless start_now is false.
   explicit Daemon(std::vector<std::string> extra_args = {}, bool start_now = true);
   ~Daemon();
   Daemon(const Daemon&) = delete;
@@ -72,7 +72,8 @@ class Daemon {
 
   const std::string& root() const { return dir_.path(); }
   std::string data_dir() const { return root() + "/data"; }
-  std::string socket_path() const { return data_dir() + "/tenured.sock"; }
+  // DIR/data/tenured.sock, or the path extra_args name with --socket.
+  std::string socket_path() const;
   std::vector<std::string> argv() const;
   // The extra arguments of the next start().
   std::vector<std::string>& extra_args() { return extra_; }

@@ -1,13 +1,11 @@
 // The daemon as a process: start-up safety (§7), shutdown, restarts, and principals across uids.
-#include <grp.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "tests/e2e/as_user.hpp"
 #include "tests/e2e/e2e.hpp"
 
 using namespace e2e;
@@ -30,23 +28,6 @@ ProcessResult run_tenured(const std::vector<std::string>& args, ProcessOptions o
   argv.insert(argv.end(), args.begin(), args.end());
   options.timeout = 20000ms;
   return run_process(argv, options);
-}
-
-// Reads fd to EOF, bounded by timeout.
-std::string read_all(int fd, Millis timeout) {
-  std::string out;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    char buf[4096];
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
 }
 
 }  // namespace
@@ -243,41 +224,9 @@ TEST_CASE("another uid may not renew; release or revoke: forbidden", "[e2e][daem
       acquire_req("shared/k", "rootowner", "\"ttl_ms\":1000"),
       renew_req("nobody/k", "nb"),
   };
-  int out[2];
-  REQUIRE(::pipe(out) == 0);
-  pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(out[0]);
-    std::string text;
-    try {
-      if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) {
-        throw std::runtime_error("cannot become nobody");
-      }
-      LineClient nc(d.socket_path());
-      for (const auto& r : requests) text += nc.call(r).source() + "\n";
-    } catch (const std::exception& e) {
-      text += std::string("ERROR ") + e.what() + "\n";
-    }
-    (void)!::write(out[1], text.data(), text.size());
-    ::_exit(0);
-  }
-  ::close(out[1]);
-  std::string text = read_all(out[0], 30000ms);
-  ::close(out[0]);
-  ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
-  INFO("replies to user nobody:\n" << text);
-
-  std::vector<Json> replies;
-  std::size_t start = 0;
-  for (;;) {
-    auto nl = text.find('\n', start);
-    if (nl == std::string::npos) break;
-    auto j = Json::parse(text.substr(start, nl - start));
-    if (j) replies.push_back(*j);
-    start = nl + 1;
-  }
+  AsUserResult as_nobody = call_as(Identity{}, d.socket_path(), requests);
+  INFO("replies to user nobody:\n" << as_nobody.text);
+  const std::vector<Json>& replies = as_nobody.replies;
   REQUIRE(replies.size() == requests.size());
   check_error(replies[0], "forbidden");  // renew
   check_error(replies[1], "forbidden");  // release

@@ -98,10 +98,26 @@ std::string family_of(const std::string& name, const std::map<std::string, std::
   return name;
 }
 
+// Digits of a number's mantissa, leading zeros aside: a bound printed as 0.00025499999999999996
+// (float noise of 255 * 1e-6) has 17, a clean one such as 0.000255 three.
+std::size_t significant_digits(std::string_view text) {
+  text = text.substr(0, text.find_first_of("eE"));
+  std::size_t digits = 0;
+  bool leading = true;
+  for (char c : text) {
+    if (c < '0' || c > '9') continue;
+    if (leading && c == '0') continue;
+    leading = false;
+    ++digits;
+  }
+  return digits;
+}
+
 void check_histograms(const std::vector<Sample>& samples, Exposition& out) {
   struct Buckets {
     std::vector<std::pair<double, double>> by_le;  // in order of appearance
     double count = -1;
+    bool sum = false;
   };
   std::map<std::string, Buckets> series;  // family + labels without le
   for (const Sample& s : samples) {
@@ -122,9 +138,14 @@ void check_histograms(const std::vector<Sample>& samples, Exposition& out) {
         out.problems.push_back(s.series + ": bucket without a valid le");
         continue;
       }
+      if (significant_digits(le_text) > 15) {
+        out.problems.push_back(s.series + ": le printed with floating-point noise");
+      }
       series[key].by_le.emplace_back(bound, s.value);
     } else if (s.name == family + "_count") {
       series[key].count = s.value;
+    } else if (s.name == family + "_sum") {
+      series[key].sum = true;
     }
   }
   for (const auto& [key, b] : series) {
@@ -138,6 +159,7 @@ void check_histograms(const std::vector<Sample>& samples, Exposition& out) {
     } else if (b.count != b.by_le.back().second) {
       out.problems.push_back(key + ": _count differs from the +Inf bucket");
     }
+    if (!b.sum) out.problems.push_back(key + ": no _sum");
   }
 }
 

@@ -323,6 +323,24 @@ TEST_CASE("watch with optional fields given as null watches everything", "[e2e][
   CHECK(e["watch_id"].same_as(r["watch_id"]));
 }
 
+TEST_CASE("a field the op does not define or a field given twice is bad_request naming it",
+          "[e2e][protocol]") {
+  Daemon d;
+  auto c = d.connect();
+  // `ttl` for `ttl_ms` must not become the default 15 minutes.
+  Json r = c.call(acquire_req("strict", "o", "\"ttl\":50"));
+  check_error(r, "bad_request", "\"ttl\"");
+  // `op` twice must not run the second one.
+  r = c.roundtrip(R"({"id":"dup","op":"acquire","op":"get","key":"strict","owner":"o"})");
+  check_error(r, "bad_request", "\"op\"");
+  CHECK(r["id"] == "dup");
+  check_error(c.call("\"op\":\"get\",\"key\":\"strict\",\"ttl_ms\":5"), "bad_request", "ttl_ms");
+  // Null counts as absent, a field of another op included.
+  CHECK(c.call("\"op\":\"get\",\"key\":\"strict\",\"ttl_ms\":null")["status"] == "ok");
+  // None of it acquired anything.
+  CHECK(c.call(get_req("strict"))["lease"] == nullptr);
+}
+
 TEST_CASE("the line limit is set by --max-frame", "[e2e][protocol]") {
   Daemon d({"--max-frame", "1024"});
   auto c = d.connect();

@@ -2,6 +2,8 @@
 // of the listener (§7a): a real tenured with its listener on a free loopback port.
 #include <sys/stat.h>
 
+#include <ctime>
+
 #include "tests/e2e/e2e.hpp"
 #include "tests/e2e/prometheus.hpp"
 #include "tests/e2e/ws_client.hpp"
@@ -183,6 +185,16 @@ TEST_CASE("malformed requests over WebSocket are bad_request", "[e2e][websocket]
   CHECK(c.call("\"op\":\"ping\"")["status"] == "pong");
 }
 
+TEST_CASE("undefined and repeated fields over WebSocket are bad_request naming them",
+          "[e2e][websocket]") {
+  Daemon d(web_args());
+  WsClient c(d.web_port(), WsOptions().bearer(d.ws_token()));
+  check_error(c.call(acquire_req("ws/strict", "o", "\"ttl\":50")), "bad_request", "\"ttl\"");
+  c.send_text(R"({"op":"acquire","op":"get","key":"ws/strict","owner":"o"})");
+  check_error(c.anonymous_reply(), "bad_request", "\"op\"");
+  CHECK(c.call(get_req("ws/strict"))["lease"] == nullptr);
+}
+
 TEST_CASE("GET /healthz, /, and 404 elsewhere", "[e2e][websocket]") {
   Daemon d(web_args());
   unsigned short port = d.web_port();
@@ -217,7 +229,9 @@ TEST_CASE("GET /metrics is Prometheus text with the server's numbers", "[e2e][we
   INFO(metrics.body);
   CHECK(e.problems.empty());
   for (const auto& problem : e.problems) UNSCOPED_INFO(problem);
-  for (const auto& [series, value] : e.samples) CHECK(series.starts_with("tenure_"));
+  for (const auto& [series, value] : e.samples) {
+    CHECK((series.starts_with("tenure_") || series.starts_with("process_")));
+  }
   CHECK(e.samples["tenure_live_leases"] == 1);
   CHECK(e.samples["tenure_revision"] >= 3);
   CHECK(e.samples["tenure_watchers"] == 1);
@@ -233,6 +247,24 @@ TEST_CASE("GET /metrics is Prometheus text with the server's numbers", "[e2e][we
   CHECK(e.samples["tenure_commit_batch_size_sum"] >= e.samples["tenure_commit_batch_size_count"]);
   CHECK(e.types["tenure_commit_write_seconds"] == "histogram");
   CHECK(e.types["tenure_replies_total"] == "counter");
+  // Bounds as written by hand; every histogram has its sum (the checker insists).
+  CHECK(e.samples.contains("tenure_expiry_lateness_seconds_bucket{le=\"0.001\"}"));
+  CHECK(e.samples.contains("tenure_commit_write_seconds_bucket{le=\"0.000255\"}"));
+  CHECK(e.samples.contains("tenure_expiry_lateness_seconds_sum"));
+  CHECK(e.samples.contains("tenure_commit_write_seconds_sum"));
+  auto build_info = e.samples.lower_bound("tenure_build_info{version=\"");
+  REQUIRE(build_info != e.samples.end());
+  CHECK(build_info->first.starts_with("tenure_build_info{version=\""));
+  CHECK(build_info->second == 1);
+  // The standard process metrics, with values a running server must have.
+  double now = static_cast<double>(std::time(nullptr));
+  CHECK(e.samples["process_start_time_seconds"] > now - 3600);
+  CHECK(e.samples["process_start_time_seconds"] <= now + 1);
+  CHECK(e.samples.contains("process_cpu_seconds_total"));
+  CHECK(e.samples["process_resident_memory_bytes"] > 1024 * 1024);
+  CHECK(e.samples["process_open_fds"] >= 5);  // the socket, the ledger, the listener, ...
+  CHECK(e.samples["process_max_fds"] >= e.samples["process_open_fds"]);
+  CHECK(e.types["process_cpu_seconds_total"] == "counter");
 }
 
 TEST_CASE("the checker refuses what is not Prometheus text", "[e2e][websocket]") {
@@ -246,8 +278,13 @@ TEST_CASE("the checker refuses what is not Prometheus text", "[e2e][websocket]")
   CHECK_FALSE(
       parse_exposition("# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_count 2\n").problems.empty());
   CHECK(parse_exposition("# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 3\n"
-                         "h_count 3\n")
+                         "h_sum 4\nh_count 3\n")
             .problems.empty());
+  CHECK_FALSE(parse_exposition("# TYPE h histogram\nh_bucket{le=\"+Inf\"} 3\nh_count 3\n")
+                  .problems.empty());
+  CHECK_FALSE(parse_exposition("# TYPE h histogram\nh_bucket{le=\"0.00025499999999999996\"} 2\n"
+                               "h_bucket{le=\"+Inf\"} 3\nh_sum 4\nh_count 3\n")
+                  .problems.empty());
 }
 
 TEST_CASE("the listener stays on loopback unless told otherwise", "[e2e][websocket]") {

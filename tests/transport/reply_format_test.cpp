@@ -131,7 +131,16 @@ TEST_CASE("get, list and history", "[transport]") {
   get.key = "k";
   get.last_token = 3;
   CHECK(formatted(&format_get, get) ==
-        R"({"id":1,"status":"ok","key":"k","lease":null,"last_token":3,"waiters":0})");
+        R"({"id":1,"status":"ok","key":"k","lease":null,"last_token":3,"waiters":0,)"
+        R"("waiting":[]})");
+  get.waiters = 2;
+  get.waiting = {{"w1", kT0}, {"w2", kT0 + 5}};
+  get.lock_delay_until = kT0 + 100;
+  CHECK(formatted(&format_get, get) ==
+        R"({"id":1,"status":"ok","key":"k","lease":null,"last_token":3,"waiters":2,)"
+        R"("waiting":[{"owner":"w1","since":"2023-11-14T22:13:20.000Z"},)"
+        R"({"owner":"w2","since":"2023-11-14T22:13:20.005Z"}],)"
+        R"("lock_delay_until":"2023-11-14T22:13:20.100Z"})");
 
   ListResult list;
   list.leases.push_back(ListedLease{"a", lease()});
@@ -141,21 +150,32 @@ TEST_CASE("get, list and history", "[transport]") {
                  Catch::EndsWith(R"("ttl_ms":5000}],"next":"a"})"));
 
   HistoryResult history;
-  history.tenures.push_back(TenureRecord{8, "o2", kT0, std::nullopt, std::nullopt});
-  history.tenures.push_back(TenureRecord{7, "o1", kT0, kT0 + 1, EndReason::expired});
+  history.tenures.push_back(TenureRecord{8, "o2", kT0, std::nullopt, std::nullopt, {}});
+  history.tenures.push_back(TenureRecord{7, "o1", kT0, kT0 + 1, EndReason::expired, {}});
+  history.tenures.push_back(TenureRecord{6, "o1", kT0, kT0, EndReason::revoked, {"ws", ""}});
   CHECK(formatted(&format_history, history) ==
         R"({"id":1,"status":"ok","tenures":[)"
         R"({"token":8,"owner":"o2","acquired_at":"2023-11-14T22:13:20.000Z","ended_at":null,)"
         R"("end":null},)"
         R"({"token":7,"owner":"o1","acquired_at":"2023-11-14T22:13:20.000Z",)"
-        R"("ended_at":"2023-11-14T22:13:20.001Z","end":"expired"}],"next":null})");
+        R"("ended_at":"2023-11-14T22:13:20.001Z","end":"expired"},)"
+        R"({"token":6,"owner":"o1","acquired_at":"2023-11-14T22:13:20.000Z",)"
+        R"("ended_at":"2023-11-14T22:13:20.000Z","end":"revoked","revoked_by":"ws",)"
+        R"("reason":null}],"next":null})");
 }
 
 TEST_CASE("lost events, pong and stats", "[transport]") {
-  Event e{EventType::revoked, "k", "o1", 7, kT0, std::nullopt, 12};
+  Event e{EventType::revoked, "k", "o1", 7, kT0, std::nullopt, 12, {"uid:0", "stuck"}};
   std::string out;
   format_lost(out, e);
   CHECK(out == R"({"event":"lost","key":"k","token":7,"reason":"revoked",)"
+               R"("at":"2023-11-14T22:13:20.000Z","by":"uid:0","revoke_reason":"stuck",)"
+               R"("revision":12})");
+  out.clear();
+  e.type = EventType::expired;
+  e.revocation = {};
+  format_lost(out, e);
+  CHECK(out == R"({"event":"lost","key":"k","token":7,"reason":"expired",)"
                R"("at":"2023-11-14T22:13:20.000Z","revision":12})");
   out.clear();
   format_pong(out, "");
@@ -178,13 +198,17 @@ TEST_CASE("watch replies and the messages of a watch", "[transport]") {
   format_unwatched(out, "", 9);
   CHECK(out == R"({"status":"unwatched","watch_id":9})");
   out.clear();
-  format_event(out, 9, Event{EventType::renewed, "k", "o1", 7, kT0, kT0 + 5000, 121});
+  format_event(out, 9, Event{EventType::renewed, "k", "o1", 7, kT0, kT0 + 5000, 121, {}});
   CHECK(out == R"({"event":"renewed","watch_id":9,"revision":121,"key":"k","owner":"o1",)"
                R"("token":7,"at":"2023-11-14T22:13:20.000Z",)"
                R"("expires_at":"2023-11-14T22:13:25.000Z"})");
   out.clear();
-  format_event(out, 9, Event{EventType::acquired, "k", "o1", 8, kT0, std::nullopt, 122});
+  format_event(out, 9, Event{EventType::acquired, "k", "o1", 8, kT0, std::nullopt, 122, {}});
   CHECK_THAT(out, Catch::EndsWith(R"("expires_at":null})"));
+  out.clear();
+  format_event(out, 9,
+               Event{EventType::revoked, "k", "o1", 8, kT0, std::nullopt, 123, {"uid:7", "why"}});
+  CHECK_THAT(out, Catch::EndsWith(R"("expires_at":null,"by":"uid:7","reason":"why"})"));
   out.clear();
   format_lagged(out, 9, 123);
   CHECK(out == R"({"event":"lagged","watch_id":9,"resume_from":123})");

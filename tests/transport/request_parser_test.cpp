@@ -52,7 +52,7 @@ TEST_CASE("an id is echoed as the JSON the client sent", "[transport]") {
 TEST_CASE("an acquire carries every option", "[transport]") {
   auto acquire = body_of<AcquireRequest>(
       R"({"op":"acquire","key":"a/b","owner":"o1","ttl_ms":5000,"wait_ms":100,)"
-      R"("release_on_disconnect":true,"lock_delay_ms":250,"extra":{"ignored":[1,2]}})");
+      R"("release_on_disconnect":true,"lock_delay_ms":250})");
   CHECK(acquire.key == "a/b");
   CHECK(acquire.params.owner == "o1");
   CHECK(acquire.params.ttl_ms == 5000);
@@ -83,6 +83,18 @@ TEST_CASE("malformed JSON and non-objects are bad requests", "[transport]") {
   CHECK(refusal("42") == "the request must be a JSON object");
 }
 
+// Found by tests/fuzz (regressions/request_parser/stale-padding-*): the parser's buffer kept the
+// bytes of a longer earlier line past the end of a short one, where simdjson reads an unclosed
+// array's missing elements, so `[` after `[[[[…` read out of bounds and crashed the daemon.
+TEST_CASE("a short line after a longer one is parsed on its own", "[transport]") {
+  CHECK(refusal(std::string(4096, '[')).starts_with("malformed JSON"));
+  CHECK(refusal("[").starts_with("malformed JSON"));
+  CHECK(refusal(std::string(100, '{')).starts_with("malformed JSON"));
+  CHECK(refusal("{").starts_with("malformed JSON"));
+  CHECK(refusal(R"({"op":"ping","x":[[[[[[[[[[[[[[[[)").starts_with("malformed JSON"));
+  CHECK(refusal(R"({"op":"ping","x":[)").starts_with("malformed JSON"));
+}
+
 TEST_CASE("a missing, unknown or mistyped field is named", "[transport]") {
   CHECK(refusal("{}") == "op is required");
   CHECK(refusal(R"({"op":5})") == "op must be a string");
@@ -94,6 +106,34 @@ TEST_CASE("a missing, unknown or mistyped field is named", "[transport]") {
         "open_ended must be true or false");
   CHECK(refusal(R"({"op":"check","key":"k"})") == "token is required");
   CHECK(refusal(R"({"op":"unwatch"})") == "watch_id is required");
+}
+
+TEST_CASE("a field the op does not define is refused by name", "[transport]") {
+  // The typo that once silently gave a 15-minute lease.
+  CHECK(refusal(R"({"op":"acquire","key":"k","owner":"o","ttl":5000})") ==
+        R"(acquire has no field "ttl")");
+  // Known to other ops, not to this one.
+  CHECK(refusal(R"({"op":"get","key":"k","ttl_ms":5})") == R"(get has no field "ttl_ms")");
+  CHECK(refusal(R"({"op":"ping","key":"k"})") == R"(ping has no field "key")");
+  CHECK(refusal(R"({"op":"renew","key":"k","owner":"o","wait_ms":5})") ==
+        R"(renew has no field "wait_ms")");
+  CHECK(refusal(R"({"op":"list","extra":{"nested":[1,2]}})") == R"(list has no field "extra")");
+  // Named before the op's own complaints, which the typo may explain.
+  CHECK(refusal(R"({"op":"acquire","keys":"k","owner":"o"})") == R"(acquire has no field "keys")");
+  // Null counts as absent, whatever the name.
+  body_of<PingRequest>(R"({"op":"ping","key":null,"whatever":null})");
+  CHECK(body_of<GetRequest>(R"({"id":"x","op":"get","key":"k","owner":null})").key == "k");
+  // The id survives the refusal.
+  CHECK(parse(R"({"id":"x","op":"get","key":"k","tll":1})").id == R"("x")");
+}
+
+TEST_CASE("a field given twice is refused by name", "[transport]") {
+  CHECK(refusal(R"({"op":"acquire","op":"get","key":"k","owner":"o"})") ==
+        R"(field "op" is given twice)");
+  CHECK(refusal(R"({"op":"get","key":"a","key":"b"})") == R"(field "key" is given twice)");
+  CHECK(refusal(R"({"op":"get","key":"a","key":null})") == R"(field "key" is given twice)");
+  CHECK(refusal(R"({"id":1,"id":2,"op":"ping"})") == R"(field "id" is given twice)");
+  CHECK(refusal(R"({"op":"list","limit":5,"limit":5})") == R"(field "limit" is given twice)");
 }
 
 TEST_CASE("numbers must be integers in range", "[transport]") {

@@ -50,13 +50,13 @@ TEST_CASE("truncated or garbled rows do not decode", "[codec]") {
 }
 
 TEST_CASE("events and tenures round-trip, big-endian keys sort numerically", "[codec]") {
-  Event e{EventType::expired, "k", "o", 9, 77, std::optional<Millis>(88), 0};
+  Event e{EventType::expired, "k", "o", 9, 77, std::optional<Millis>(88), 0, {}};
   auto back = decode_event(encode_event(e), 5);
   REQUIRE(back);
   CHECK(back->type == EventType::expired);
   CHECK(back->revision == 5);
   CHECK(*back->expires_at == 88);
-  TenureRecord t{9, "o", 1, 2, EndReason::released};
+  TenureRecord t{9, "o", 1, 2, EndReason::released, {}};
   auto tb = decode_tenure(encode_tenure(t), 9);
   REQUIRE(tb);
   CHECK(*tb->end == EndReason::released);
@@ -64,4 +64,36 @@ TEST_CASE("events and tenures round-trip, big-endian keys sort numerically", "[c
   CHECK(from_big_endian(big_endian(0x0102030405060708ull)) == 0x0102030405060708ull);
   CHECK(tenure_row_key("a", 1) < tenure_row_key("a", 2));
   CHECK(tenure_row_key("a", ~0ull) < tenure_row_key("a/b", 1));
+}
+
+TEST_CASE("revoked tenures and events keep who revoked and why; older rows still decode",
+          "[codec]") {
+  Revocation revocation{"uid:1000", "stuck deploy"};
+  TenureRecord t{4, "o", 10, 20, EndReason::revoked, revocation};
+  auto tb = decode_tenure(encode_tenure(t), 4);
+  REQUIRE(tb);
+  CHECK(tb->revocation.by == "uid:1000");
+  CHECK(tb->revocation.reason == "stuck deploy");
+  Event e{EventType::revoked, "k", "o", 4, 20, std::optional<Millis>(30), 0, revocation};
+  auto eb = decode_event(encode_event(e), 7);
+  REQUIRE(eb);
+  CHECK(eb->revocation.by == "uid:1000");
+  CHECK(eb->revocation.reason == "stuck deploy");
+  std::string bytes = encode_event(e);
+  for (std::size_t n = 0; n < bytes.size(); ++n) CHECK_FALSE(decode_event(bytes.substr(0, n), 7));
+
+  // Rows written before revocations were recorded: format 1, nothing after the end reason.
+  const std::string old_tenure("\x01\x01o\x14\x01\x28\x03", 7);
+  auto old = decode_tenure(old_tenure, 4);
+  REQUIRE(old);
+  CHECK(old->owner == "o");
+  CHECK(*old->end == EndReason::revoked);
+  CHECK(old->revocation.empty());
+  const std::string old_event("\x01\x04\x01k\x01o\x04\x28\x00", 9);
+  auto old_e = decode_event(old_event, 7);
+  REQUIRE(old_e);
+  CHECK(old_e->type == EventType::revoked);
+  CHECK(old_e->revocation.empty());
+  // A row with nothing to add is still written in the old format.
+  CHECK(encode_tenure(TenureRecord{4, "o", 10, 20, EndReason::revoked, {}}) == old_tenure);
 }

@@ -69,6 +69,26 @@ TEST_CASE("a turn gate counts a handler until it has run or been dropped", "[con
   CHECK(ran.use_count() == 1);  // the handlers' captures are gone too
 }
 
+TEST_CASE("a closed gate refuses new work and still waits for what it let in", "[concurrency]") {
+  TurnGate gate;
+  REQUIRE(gate.enter());
+  CHECK(gate.close());
+  CHECK_FALSE(gate.close());  // once only: a second stop() returns at once
+  CHECK(gate.closed());
+  CHECK_FALSE(gate.enter());
+  CHECK(gate.open() == 1);  // the refused one is not counted
+  CHECK_FALSE(gate.wait_idle(std::chrono::milliseconds(10)));
+  std::thread late([&] { gate.leave(); });
+  CHECK(gate.wait_idle(std::chrono::seconds(10)));
+  late.join();
+  CHECK(gate.open() == 0);
+  {
+    TurnGate::Ticket ticket(gate);
+    CHECK(gate.open() == 1);
+  }  // turns still count when closed
+  CHECK(gate.open() == 0);
+}
+
 TEST_CASE("an engine can be destroyed as soon as stop returns, mid-burst", "[concurrency]") {
   // Turns go on after they reply (an actor retires, a commit lands) and stop() posts some of its
   // own; it must outwait them all. Under ASan a turn that outlives the engine is a use-after-free.

@@ -128,9 +128,9 @@ void recover_and_check(EngineFixture& f, const Issued& issued, int must_keep = 0
 
 class FailedWatch : public WatchSink {
  public:
-  void on_watch_events(std::uint64_t, const std::vector<Event>& events) override {
+  void on_watch_events(std::uint64_t, const EventBatch& events) override {
     std::lock_guard lock(mutex_);
-    last_delivered = events.back().revision;
+    last_delivered = events->back().revision;
   }
   void on_watch_compacted(std::uint64_t, Revision) override {}
   void on_watch_failed(std::uint64_t, Revision resume_from, const std::string& message) override {

@@ -102,7 +102,7 @@ HolderResult EngineFixture::release(const std::string& key, const std::string& o
 }
 
 HolderResult EngineFixture::revoke(const std::string& key) {
-  return call(*engine_, &Engine::revoke, RevokeRequest{key, "test", caller(0)});
+  return call(*engine_, &Engine::revoke, RevokeRequest{key, "test", "uid:0", caller(0)});
 }
 
 HolderResult EngineFixture::check(const std::string& key, Token token,

@@ -222,7 +222,13 @@ TEST_CASE("revoke ends the live tenure whoever holds it", "[engine]") {
   CHECK(*r.token == 1);
   CHECK_FALSE(f.get("k").lease);
   CHECK(f.revoke("k").reason == NotHolderReason::free);
-  RevokeRequest not_admin{"k", "", f.caller(1000)};
+  // The ended tenure remembers who revoked it and why (§3 revoke).
+  auto h = f.history("k");
+  REQUIRE(h.tenures.size() == 1);
+  CHECK(h.tenures[0].end == EndReason::revoked);
+  CHECK(h.tenures[0].revocation.by == "uid:0");
+  CHECK(h.tenures[0].revocation.reason == "test");
+  RevokeRequest not_admin{"k", "", "uid:1000", f.caller(1000)};
   CHECK(test::call(f.engine(), &Engine::revoke, not_admin).error->code == errc::forbidden);
 }
 

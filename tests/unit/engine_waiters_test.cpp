@@ -36,9 +36,17 @@ TEST_CASE("waiters are served FIFO and the hand-over is atomic", "[waiters]") {
   auto recorder = std::make_shared<test::EventRecorder>();
   f.engine().events().subscribe(recorder);
   f.acquire("k", "holder", 1000);
+  Millis queued_at = f.clock().now();
   auto first = acquire_async(f, "k", "w1", 60'000);
+  f.clock().advance(3);
   auto second = acquire_async(f, "k", "w2", 60'000);
-  CHECK(f.get("k").waiters == 2);
+  GetResult queue = f.get("k");
+  CHECK(queue.waiters == 2);
+  REQUIRE(queue.waiting.size() == 2);
+  CHECK(queue.waiting[0].owner == "w1");
+  CHECK(queue.waiting[0].since == queued_at);
+  CHECK(queue.waiting[1].owner == "w2");
+  CHECK(queue.waiting[1].since == queued_at + 3);
   CHECK_FALSE(ready(first));
   // A newcomer without wait does not overtake the queue.
   CHECK(f.acquire("k", "intruder").status == AcquireStatus::held);
@@ -103,6 +111,7 @@ TEST_CASE("lock-delay blocks re-acquire after expiry but not after release", "[w
     CHECK(r.status == AcquireStatus::lock_delay);
     CHECK(r.retry_after_ms == 5000);
     CHECK(r.last_token == 1);
+    CHECK(f.get("k").lock_delay_until == f.clock().now() + 5000);
     f.clock().advance(4999);
     CHECK(f.acquire("k", "b").status == AcquireStatus::lock_delay);
     f.clock().advance(1);
@@ -116,6 +125,7 @@ TEST_CASE("lock-delay blocks re-acquire after expiry but not after release", "[w
   SECTION("after release") {
     f.acquire("k", "a", 1000, 0, 5000);
     f.release("k", "a");
+    CHECK(f.get("k").lock_delay_until == 0);
     CHECK(f.acquire("k", "b").status == AcquireStatus::acquired);
   }
   SECTION("waiters wait it out") {

@@ -11,9 +11,9 @@ namespace tenure::test {
 
 class EventRecorder : public EventSubscriber {
  public:
-  void on_events(const std::vector<Event>& events) override {
+  void on_events(const EventBatch& events) override {
     std::lock_guard lock(mutex_);
-    events_.insert(events_.end(), events.begin(), events.end());
+    events_.insert(events_.end(), events->begin(), events->end());
     changed_.notify_all();
   }
   std::vector<Event> events() const {

@@ -12,9 +12,9 @@ namespace {
 
 class Collector : public WatchSink {
  public:
-  void on_watch_events(std::uint64_t, const std::vector<Event>& events) override {
+  void on_watch_events(std::uint64_t, const EventBatch& events) override {
     std::lock_guard lock(mutex_);
-    events_.insert(events_.end(), events.begin(), events.end());
+    events_.insert(events_.end(), events->begin(), events->end());
     cv_.notify_all();
   }
   void on_watch_compacted(std::uint64_t, Revision oldest) override {

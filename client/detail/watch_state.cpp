@@ -1,0 +1,131 @@
+#include "client/detail/watch_state.hpp"
+
+namespace tenure::client::detail {
+
+using protocol::client_errc;
+using protocol::Failure;
+
+WatchState::WatchState(Core& core, WatchOptions options)
+    : core_(core),
+      options_(std::move(options)),
+      retry_(core.io()),
+      next_revision_(options_.from_revision) {}
+
+void WatchState::start(std::function<void(Result<protocol::Watching>)> done) {
+  subscribe(std::move(done));
+}
+
+void WatchState::subscribe(std::function<void(Result<protocol::Watching>)> done) {
+  protocol::Request r{.op = protocol::Op::watch, .key = options_.key, .prefix = options_.prefix};
+  {
+    std::lock_guard lock(mutex_);
+    r.from_revision = next_revision_;
+  }
+  core_.call(r, {}, [self = shared_from_this(), done = std::move(done)](Result<Message> m) {
+    if (self->closed_) return done(Failure(client_errc::closed, "the watch is closed"));
+    if (!m) return done(m.error());
+    auto watching = protocol::read_watching(*m);
+    if (watching) {
+      // On the io thread, before the next line: the watch's events find it.
+      self->core_.add_watch(watching->watch_id, self->weak_from_this());
+      self->watch_id_ = watching->watch_id;
+      self->backoff_ = milliseconds(50);
+      std::lock_guard lock(self->mutex_);
+      if (!self->next_revision_) self->next_revision_ = watching->revision + 1;
+    }
+    done(std::move(watching));
+  });
+}
+
+void WatchState::resume() {
+  if (closed_) return;
+  subscribe([self = shared_from_this()](Result<protocol::Watching> r) {
+    if (r || self->closed_) return;
+    const auto& e = r.error();
+    bool transient = e.is(client_errc::cannot_connect) || e.is(client_errc::disconnected) ||
+                     e.is(client_errc::timeout) || e.is(client_errc::unavailable) ||
+                     e.is(client_errc::too_many_requests);
+    if (!transient) return self->push(e);  // e.g. the server refused the watch: say so
+    self->retry_.expires_after(self->backoff_);
+    self->backoff_ = std::min(self->backoff_ * 2, milliseconds(2000));
+    self->retry_.async_wait([self](boost::system::error_code ec) {
+      if (!ec) self->resume();
+    });
+  });
+}
+
+void WatchState::on_message(const Message& message) {
+  if (closed_) return;
+  auto f = message.fields();
+  if (protocol::uint_field(f, "watch_id") != watch_id_) return;
+  if (message.event() == "lagged") {
+    {
+      std::lock_guard lock(mutex_);
+      next_revision_ = protocol::uint_field(f, "resume_from").value_or(next_revision_.value_or(0));
+    }
+    return resume();
+  }
+  if (message.event() == "compacted") {
+    auto oldest = protocol::uint_field(f, "oldest_revision").value_or(0);
+    return push(Failure(client_errc::compacted,
+                        "cannot resume the watch from revision " + std::to_string(next_revision()) +
+                            ": the ledger keeps events from revision " + std::to_string(oldest)));
+  }
+  auto event = protocol::read_event(message);
+  if (!event) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (next_revision_ && event->revision < *next_revision_) return;  // never twice
+    next_revision_ = event->revision + 1;
+  }
+  push(std::move(*event));
+}
+
+void WatchState::on_disconnect(std::uint64_t) {
+  watch_id_ = 0;
+  resume();
+}
+
+void WatchState::close() {
+  if (closed_) return;
+  closed_ = true;
+  retry_.cancel();
+  if (watch_id_ != 0) {
+    core_.drop_watch(watch_id_);
+    protocol::Request r{.op = protocol::Op::unwatch};
+    r.watch_id = watch_id_;
+    core_.call(r, {}, [](Result<Message>) {});
+  }
+  push(Failure(client_errc::closed, "the watch is closed"));
+}
+
+void WatchState::push(Result<protocol::Event> item) {
+  {
+    std::lock_guard lock(mutex_);
+    items_.push_back(std::move(item));
+  }
+  ready_.notify_one();
+}
+
+Result<protocol::Event> WatchState::next(milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  auto has_item = [this] { return !items_.empty(); };
+  if (timeout == milliseconds::max()) {
+    ready_.wait(lock, has_item);
+  } else if (!ready_.wait_for(lock, timeout, has_item)) {
+    return Failure(client_errc::timeout,
+                   "no watch event within " + std::to_string(timeout.count()) + " ms");
+  }
+  // A failure ends the watch: it stays at the front for every later call.
+  if (!items_.front()) return items_.front().error();
+  auto item = std::move(items_.front());
+  items_.pop_front();
+  return item;
+}
+
+std::uint64_t WatchState::next_revision() const {
+  std::lock_guard lock(mutex_);
+  return next_revision_.value_or(0);
+}
+
+}  // namespace tenure::client::detail

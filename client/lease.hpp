@@ -1,0 +1,52 @@
+#pragma once
+// tenure::client::Lease: the RAII handle of one tenure. It holds the key while it lives, renews
+// itself at ttl/3 on the client's io thread, reports loss (a flag to poll, a wait, a callback),
+// and releases with its token when destroyed. Moving transfers ownership; a lost lease is never
+// acquired again under the same handle.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "protocol/replies.hpp"
+#include "protocol/result.hpp"
+
+namespace tenure::client {
+
+namespace detail {
+class Core;
+class LeaseState;
+}  // namespace detail
+
+class Lease {
+ public:
+  Lease(Lease&&) noexcept;
+  Lease& operator=(Lease&&) noexcept;
+  ~Lease();  // release(), ignoring its result
+
+  const std::string& key() const;
+  const std::string& owner() const;
+  std::uint64_t token() const;  // the fencing token
+
+  // Whether the tenure ended without our release: expired, revoked, a renew refused, or no
+  // renew getting through before the deadline (the connection or the daemon down).
+  bool lost() const;
+  std::string lost_reason() const;  // "" while held
+  // Blocks until lost or the timeout; returns lost().
+  bool wait_lost(std::chrono::milliseconds timeout) const;
+
+  // Renews now (the lease does it by itself); re-attaches to a new connection if needed.
+  protocol::Result<protocol::Renewed> renew();
+  // The fencing check of this tenure.
+  protocol::Result<protocol::Valid> check();
+  // Stops renewing and releases with the token. Idempotent; after loss, best effort.
+  protocol::Result<protocol::Released> release();
+
+ private:
+  friend class Client;
+  Lease(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::LeaseState> state);
+
+  std::shared_ptr<detail::Core> core_;  // outlives state_ (declared first)
+  std::shared_ptr<detail::LeaseState> state_;
+};
+
+}  // namespace tenure::client

@@ -1,0 +1,134 @@
+// tenure::Lease: held while it lives, renewed, lost, released on destruction, moved.
+#include <atomic>
+
+#include "tests/client/client_common.hpp"
+
+using namespace client_test;
+using tenure::client_errc;
+
+namespace {
+
+bool live(tenure::Client& c, const std::string& key, std::uint64_t token) {
+  auto info = c.get(key);
+  return info && info->lease && info->lease->token == token;
+}
+
+}  // namespace
+
+TEST_CASE("a lease is released with its token when destroyed", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  {
+    auto lease = c.acquire_lease("pr/1051", {.ttl = 15min, .wait = 30s});
+    REQUIRE(lease);
+    CHECK(lease->token() == 1);
+    CHECK(lease->check());
+    CHECK(live(c, "pr/1051", 1));
+  }
+  auto info = c.get("pr/1051");
+  REQUIRE(info);
+  CHECK_FALSE(info->lease);
+  auto history = c.history("pr/1051");
+  REQUIRE(history);
+  REQUIRE(history->tenures.size() == 1);
+  CHECK(history->tenures[0].end == "released");
+}
+
+TEST_CASE("a lease renews itself in the background", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  auto lease = c.acquire_lease("k", {.ttl = 2s});
+  REQUIRE(lease);
+  std::this_thread::sleep_for(3500ms);  // well past the ttl: only renewals keep it
+  CHECK(live(c, "k", lease->token()));
+  CHECK_FALSE(lease->lost());
+}
+
+TEST_CASE("a revoked lease reports lost and is never re-acquired", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  std::atomic<bool> called{false};
+  auto lease = c.acquire_lease(
+      "k", {.ttl = 30s, .on_lost = [&](std::string_view reason) { called = reason == "revoked"; }});
+  REQUIRE(lease);
+  REQUIRE(c.revoke("k"));
+  CHECK(lease->wait_lost(10s));
+  CHECK(lease->lost_reason() == "revoked");
+  CHECK(eventually([&] { return called.load(); }, 10s));
+  auto renewed = lease->renew();
+  REQUIRE_FALSE(renewed);
+  CHECK(renewed.error().is(client_errc::not_holder));
+  auto info = c.get("k");
+  REQUIRE(info);
+  CHECK_FALSE(info->lease);
+}
+
+TEST_CASE("waiting for a lease, and giving up with held", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  REQUIRE(c.acquire("k", {.owner = "other", .ttl = 30s}));
+  auto refused = c.acquire_lease("k", {.wait = 100ms});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().is(client_errc::held));
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(300ms);
+    (void)c.release("k", {.owner = "other"});
+  });
+  auto lease = c.acquire_lease("k", {.ttl = 30s, .wait = 20s});
+  releaser.join();
+  REQUIRE(lease);
+  CHECK(lease->token() == 2);
+}
+
+TEST_CASE("two leases without an owner never share a tenure", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  auto first = c.acquire_lease("k", {.ttl = 30s});
+  REQUIRE(first);
+  auto second = c.acquire_lease("k");
+  REQUIRE_FALSE(second);
+  CHECK(second.error().is(client_errc::held));
+}
+
+TEST_CASE("moving a lease transfers it; it is released once", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  auto made = c.acquire_lease("k", {.ttl = 30s});
+  REQUIRE(made);
+  std::optional<tenure::Lease> kept;
+  {
+    tenure::Lease moved = std::move(made.value());
+    kept.emplace(std::move(moved));
+  }  // the moved-from handles release nothing
+  CHECK(live(c, "k", 1));
+  kept.reset();
+  CHECK_FALSE(live(c, "k", 1));
+}
+
+TEST_CASE("a lease survives a daemon restart within its deadline", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  auto lease = c.acquire_lease("pr/7", {.ttl = 30s});
+  REQUIRE(lease);
+  REQUIRE(d.terminate().exited);
+  d.start();
+  CHECK(eventually([&] { return bool(lease->renew()); }, 20s));
+  CHECK_FALSE(lease->lost());
+  CHECK(live(c, "pr/7", 1));
+  // Re-attached: the new connection is the one told of loss.
+  REQUIRE(c.revoke("pr/7"));
+  CHECK(lease->wait_lost(10s));
+  CHECK(lease->lost_reason() == "revoked");
+}
+
+TEST_CASE("a lease is lost when its deadline passes while the daemon is down", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  auto lease = c.acquire_lease("pr/8", {.ttl = 1s});
+  REQUIRE(lease);
+  REQUIRE(d.terminate().exited);
+  CHECK(lease->wait_lost(10s));
+  CHECK(lease->lost_reason().rfind("unreachable", 0) == 0);
+  d.start();
+  CHECK_FALSE(live(c, "pr/8", 1));
+}
