@@ -8,11 +8,18 @@
 namespace tenure {
 
 Conversation::Conversation(ServerContext& context, Strand strand, Transport transport,
-                           Credentials credentials)
+                           Credentials credentials, pid_t pid)
     : context_(context),
       strand_(std::move(strand)),
       transport_(transport),
-      credentials_(std::move(credentials)) {}
+      credentials_(std::move(credentials)),
+      pid_(pid) {}
+
+void Conversation::audit(const AuditSubject& subject, const AuditOutcome& outcome) {
+  context_.audit->record(context_.engine.clock().now(),
+                         AuditCaller{principal_name(), credentials_.uid, pid_}, subject,
+                         outcome.outcome, outcome.token);
+}
 
 void Conversation::open() { conn_ = context_.engine.connect(weak_from_this()); }
 

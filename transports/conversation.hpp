@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "actors/engine.hpp"
+#include "transports/audit_log.hpp"
 #include "transports/connection_keys.hpp"
 #include "transports/message_format.hpp"
 #include "transports/request.hpp"
@@ -47,7 +48,9 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void on_lost(const Event& event) override;
 
  protected:
-  Conversation(ServerContext& context, Strand strand, Transport transport, Credentials credentials);
+  // `pid`: the client's process when the transport knows it (the Unix socket), else 0.
+  Conversation(ServerContext& context, Strand strand, Transport transport, Credentials credentials,
+               pid_t pid = 0);
 
   // Registers the connection with the engine, once it is up.
   void open();
@@ -113,6 +116,8 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void report_failed(const std::shared_ptr<Subscription>& subscription, Revision resume_from,
                      const std::string& message);
   Caller caller() const { return Caller{credentials_.uid, credentials_.admin, conn_, read_at_}; }
+  // Writes a mutation and its outcome to the audit log, if there is one.
+  void audit(const AuditSubject& subject, const AuditOutcome& outcome);
   // The principal as history and events name it (§3 revoke): the bearer token is not a uid.
   std::string principal_name() const {
     return transport_ == Transport::websocket ? "ws" : "uid:" + std::to_string(credentials_.uid);
@@ -120,6 +125,7 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
 
   const Transport transport_;
   const Credentials credentials_;
+  const pid_t pid_;
   ConnId conn_ = 0;
   bool disconnected_ = false;
   Millis read_at_ = 0;

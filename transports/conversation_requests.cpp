@@ -57,18 +57,22 @@ void Conversation::call(void (Engine::*op)(Request, Reply<Result>), Request requ
     reserved_ += expect;
   }
   request.caller = caller();
-  auto reply = [self = shared_from_this(), on_result = std::move(on_result), expect,
-                waits](Result result) {
-    boost::asio::post(self->strand_, [self, on_result, result = std::move(result), expect, waits] {
-      if (waits) {
-        --self->waiting_;
-      } else {
-        --self->quick_;
-        self->reserved_ -= expect;
-      }
-      on_result(*self, result);
-      self->settle();
-    });
+  std::optional<AuditSubject> audited;
+  if (context_.audit) audited = audit_subject(request);
+  auto reply = [self = shared_from_this(), on_result = std::move(on_result), expect, waits,
+                audited = std::move(audited)](Result result) {
+    boost::asio::post(self->strand_,
+                      [self, on_result, result = std::move(result), expect, waits, audited] {
+                        if (waits) {
+                          --self->waiting_;
+                        } else {
+                          --self->quick_;
+                          self->reserved_ -= expect;
+                        }
+                        if (audited) self->audit(*audited, audit_outcome(result, audited->op));
+                        on_result(*self, result);
+                        self->settle();
+                      });
   };
   (context_.engine.*op)(std::move(request), std::move(reply));
 }

@@ -39,7 +39,7 @@ std::optional<Peer> peer_of(int socket_fd, std::optional<gid_t> admin_group) {
   }
   bool admin = credentials.uid == 0 || credentials.uid == geteuid() ||
                (admin_group && in_group(credentials.uid, credentials.gid, *admin_group));
-  return Peer{credentials.uid, admin};
+  return Peer{credentials.uid, admin, credentials.pid};
 }
 
 }  // namespace tenure

@@ -12,6 +12,7 @@ namespace tenure {
 struct Peer {
   Principal uid = 0;
   bool admin = false;
+  pid_t pid = 0;  // the connecting process, for the audit log
 };
 
 // Empty when the kernel cannot tell (the socket is already gone). Membership of `admin_group` is

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "actors/engine.hpp"
+#include "transports/audit_log.hpp"
 #include "transports/session_registry.hpp"
 #include "transports/transport_metrics.hpp"
 
@@ -34,6 +35,7 @@ struct ServerContext {
   SessionRegistry registry;
   TransportMetrics metrics;
   std::atomic<std::size_t> watches{0};  // of all connections, against max_watches_total
+  AuditLog* audit = nullptr;            // --audit-log, if given
 };
 
 }  // namespace tenure

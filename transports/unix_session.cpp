@@ -32,7 +32,8 @@ constexpr auto kLingerTimeout = std::chrono::seconds(1);
 }  // namespace
 
 UnixSession::UnixSession(Socket socket, Strand strand, ServerContext& context, Peer peer)
-    : Conversation(context, strand, Transport::unix_socket, Credentials{peer.uid, peer.admin, {}}),
+    : Conversation(context, strand, Transport::unix_socket, Credentials{peer.uid, peer.admin, {}},
+                   peer.pid),
       socket_(std::move(socket)),
       wake_(strand),
       write_deadline_(strand),

@@ -49,7 +49,7 @@ void raise_descriptor_limit() {
 }
 
 // Blocks until SIGTERM or SIGINT and returns it; SIGHUP reopens the logs meanwhile.
-int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
+int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals, AuditLog& audit) {
   std::promise<int> stop;
   auto handle = [&]() -> asio::awaitable<void> {
     for (;;) {
@@ -60,6 +60,8 @@ int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals) {
         co_return;
       }
       reopen_logs();
+      std::string problem;
+      if (!audit.reopen(problem)) spdlog::error("{}", problem);
     }
   };
   asio::co_spawn(io, handle, LogTaskFailure("signal handler"));
@@ -190,11 +192,17 @@ int run_daemon(const Options& o) {
   limits.max_frame = o.max_frame;
   limits.max_inflight = o.max_inflight;
   limits.watch_queue = o.watch_queue;
+  AuditLog audit;
+  if (!o.audit_log.empty() && !audit.open(o.audit_log, error)) {
+    spdlog::error("{}", error);
+    return 1;
+  }
   limits.max_waiting = o.max_waiting;
   limits.max_watches = o.max_watches_per_connection;
   limits.max_watches_total = o.max_watches;
   limits.write_timeout = std::chrono::milliseconds(o.write_timeout);
   ServerContext context{*engine, limits, clock.now(), {}, {}};
+  context.audit = o.audit_log.empty() ? nullptr : &audit;
   // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
   WebServer web(io, context);
   if (!start_web(o, inherited.tcp_fd, web, error)) {
@@ -223,7 +231,7 @@ int run_daemon(const Options& o) {
   systemd::start_watchdog(io);
   systemd::notify("READY=1");
 
-  int stop_signal = wait_for_stop_signal(io, signals);
+  int stop_signal = wait_for_stop_signal(io, signals, audit);
   systemd::notify("STOPPING=1");
   spdlog::info("{}: stopping", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
   server.stop();

@@ -219,6 +219,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   app.add_option("--log-file", o.log_file, "Log here instead of stderr; SIGHUP reopens it");
+  app.add_option("--audit-log", o.audit_log,
+                 "Append one JSON line per acquire, renew, release, keepalive and revoke (who, "
+                 "what, outcome) to this file (created 0600); SIGHUP reopens it");
   app.add_option("--ws-listen", o.ws_listen,
                  "HOST:PORT of the WebSocket and HTTP listener (dashboard, /metrics, /healthz), "
                  "or off. HOST: an IP address ([::1] for IPv6) or localhost; PORT 0: any free "

@@ -37,9 +37,10 @@ struct Options {
   unsigned socket_mode = 0600;
   std::optional<gid_t> socket_group;
   std::optional<gid_t> admin_group;
-  bool recover = false;                   // open a damaged ledger with what can be read (§6)
-  std::string restore_from;               // a backup to put in place of the ledger first
-  std::uint64_t revision_floor = 0;       // recover/restore: start above this revision too
+  bool recover = false;              // open a damaged ledger with what can be read (§6)
+  std::string restore_from;          // a backup to put in place of the ledger first
+  std::uint64_t revision_floor = 0;  // recover/restore: start above this revision too
+  std::string audit_log;             // empty: no audit log
 };
 
 // Where tenured looks for its configuration when --config names none.

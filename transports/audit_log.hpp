@@ -1,0 +1,72 @@
+#pragma once
+// The operations log (--audit-log): one JSON line per mutation a client asked for (acquire,
+// renew, release, keepalive, revoke) with who asked and what came of it. Off unless opened. Each
+// line is written whole with one append, so lines never interleave; reopen() (on SIGHUP) lets
+// log rotation move the file away.
+#include <sys/types.h>
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "actors/requests.hpp"
+
+namespace tenure {
+
+// What an audited request was about, taken before the request goes to the engine.
+struct AuditSubject {
+  std::string_view op;
+  std::string key;  // empty for keepalive
+  std::string owner;
+};
+
+// Who asked: the principal as history names it, its uid, and its process (0: unknown, e.g. over
+// WebSocket).
+struct AuditCaller {
+  std::string principal;
+  Principal uid = 0;
+  pid_t pid = 0;
+};
+
+class AuditLog {
+ public:
+  // Appends to `path` (created 0600). False with `error` if it cannot be opened.
+  bool open(const std::string& path, std::string& error);
+  // Closes and opens the same path again, for log rotation.
+  bool reopen(std::string& error);
+  void record(Millis at, const AuditCaller& caller, const AuditSubject& subject,
+              std::string_view outcome, std::optional<Token> token);
+  ~AuditLog();
+
+ private:
+  std::mutex mutex_;
+  std::string path_;
+  int fd_ = -1;
+};
+
+// The subject of a request the log records; none for reads.
+template <typename Request>
+std::optional<AuditSubject> audit_subject(const Request&) {
+  return std::nullopt;
+}
+std::optional<AuditSubject> audit_subject(const AcquireRequest& request);
+std::optional<AuditSubject> audit_subject(const RenewRequest& request);
+std::optional<AuditSubject> audit_subject(const ReleaseRequest& request);
+std::optional<AuditSubject> audit_subject(const KeepaliveRequest& request);
+std::optional<AuditSubject> audit_subject(const RevokeRequest& request);
+
+// What came of an audited request: the reply's status (or error code) and the tenure's token.
+struct AuditOutcome {
+  std::string_view outcome;
+  std::optional<Token> token;
+};
+template <typename Result>
+AuditOutcome audit_outcome(const Result&, std::string_view) {
+  return {"ok", std::nullopt};
+}
+AuditOutcome audit_outcome(const AcquireResult& result, std::string_view op);
+AuditOutcome audit_outcome(const HolderResult& result, std::string_view op);
+AuditOutcome audit_outcome(const KeepaliveResult& result, std::string_view op);
+
+}  // namespace tenure
