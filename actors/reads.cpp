@@ -44,7 +44,8 @@ ListResult read_list(const storage::Ledger& ledger, const ListRequest& request, 
   ListResult result;
   bool more = false;
   std::vector<storage::LeaseRow> rows;
-  storage::Status status = ledger.list(request.prefix, request.after, request.limit, now, rows, more);
+  storage::Status status =
+      ledger.list(request.prefix, request.after, request.limit, now, rows, more);
   if (!status.ok()) {
     result.error = ledger_unreadable(status);
     return result;

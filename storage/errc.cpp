@@ -40,9 +40,7 @@ const std::error_category& storage_category() {
   return category;
 }
 
-std::error_code make_error_code(errc code) {
-  return {static_cast<int>(code), storage_category()};
-}
+std::error_code make_error_code(errc code) { return {static_cast<int>(code), storage_category()}; }
 
 Status Status::from(const rocksdb::Status& s) {
   if (s.ok()) return {};

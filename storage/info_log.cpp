@@ -21,7 +21,8 @@ class InfoLog : public rocksdb::Logger {
     // RocksDB's info lines (options, compactions) are for debugging; its warnings are ours.
     spdlog::level::level_enum ours = spdlog::level::debug;
     if (level == rocksdb::InfoLogLevel::WARN_LEVEL) ours = spdlog::level::warn;
-    if (level >= rocksdb::InfoLogLevel::ERROR_LEVEL && level != rocksdb::InfoLogLevel::HEADER_LEVEL) {
+    if (level >= rocksdb::InfoLogLevel::ERROR_LEVEL &&
+        level != rocksdb::InfoLogLevel::HEADER_LEVEL) {
       ours = spdlog::level::err;
     }
     if (!spdlog::should_log(ours)) return;

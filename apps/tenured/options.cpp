@@ -128,8 +128,9 @@ std::optional<std::string> contradiction(const Options& o) {
   }
   if (o.write_timeout < 1) return "--write-timeout must be at least 1ms";
   if (o.events_keep < 1) return "--events-keep must be at least 1";
-  if (o.recover && !o.restore_from.empty())
+  if (o.recover && !o.restore_from.empty()) {
     return "--recover and --restore-from exclude each other";
+  }
   if (o.revision_floor != 0 && !o.recover && o.restore_from.empty()) {
     return "--revision-floor goes with --recover or --restore-from";
   }

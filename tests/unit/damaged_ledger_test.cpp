@@ -5,9 +5,9 @@
 
 #include <catch2/catch.hpp>
 #include <condition_variable>
-#include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include "tests/unit/engine_fixture.hpp"
 
@@ -65,9 +65,11 @@ void flip(const std::string& file, std::uintmax_t offset, std::size_t n) {
 
 // The table file of column family `family`, after flushing the memtables into table files.
 std::string flushed_table(const std::string& dir, const std::string& family) {
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-      {rocksdb::kDefaultColumnFamilyName, {}}, {"leases", {}}, {"tenures", {}},
-      {"events", {}},                          {"meta", {}}};
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {{rocksdb::kDefaultColumnFamilyName, {}},
+                                                      {"leases", {}},
+                                                      {"tenures", {}},
+                                                      {"events", {}},
+                                                      {"meta", {}}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir, cfs, &handles, &raw).ok());
@@ -204,8 +206,7 @@ TEST_CASE("a corrupted table file is refused at start-up, then recovered", "[dam
   recover_and_check(f, issued);
 }
 
-TEST_CASE("a ledger whose files are gone is refused, then recovered above the marks",
-          "[damage]") {
+TEST_CASE("a ledger whose files are gone is refused, then recovered above the marks", "[damage]") {
   EngineFixture f;
   Issued issued = fill(f);
   f.close();

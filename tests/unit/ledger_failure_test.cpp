@@ -4,9 +4,9 @@
 #include <rocksdb/file_system.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
-#include <catch2/catch.hpp>
 
 #include "tests/unit/engine_fixture.hpp"
 
