@@ -305,7 +305,8 @@ TEST_CASE("200 concurrent subscribers all receive the same event sequence", "[e2
     CHECK(seen == reference);
   }
   REQUIRE(reference.size() == 500);
-  CHECK(reference.front().starts_with("1 acquired f/0"));
+  // Pipelined acquires of different keys commit in any order: revision 1 is one of them.
+  CHECK(reference.front().starts_with("1 acquired f/"));
 }
 
 TEST_CASE("many watches per connection; unwatch ends one", "[e2e][watch]") {
