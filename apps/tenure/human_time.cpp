@@ -18,29 +18,6 @@ std::tm local_tm(Millis t) {
 
 }  // namespace
 
-std::optional<Millis> parse_time(std::string_view text) {
-  std::string s(text);  // sscanf needs a terminated string
-  std::tm tm{};
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
-    return std::nullopt;
-  }
-  std::string_view rest = text.substr(static_cast<std::size_t>(consumed));
-  Millis ms = 0;
-  if (rest.size() == 5 && rest[0] == '.') {
-    for (char c : rest.substr(1, 3)) {
-      if (c < '0' || c > '9') return std::nullopt;
-      ms = ms * 10 + (c - '0');
-    }
-    rest.remove_prefix(4);
-  }
-  if (rest != "Z") return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<Millis>(timegm(&tm)) * 1000 + ms;
-}
-
 Millis wall_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())

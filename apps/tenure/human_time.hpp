@@ -5,11 +5,11 @@
 #include <string_view>
 
 #include "core/clock.hpp"
+#include "protocol/message.hpp"
 
 namespace tenure::cli {
 
-// Parses RFC 3339 UTC with optional milliseconds, "2026-11-30T03:55:33.123Z", to Unix ms.
-std::optional<Millis> parse_time(std::string_view text);
+using protocol::parse_time;
 
 // The wall clock in Unix ms: replies carry wall-clock times, so that is what they compare with.
 Millis wall_now();

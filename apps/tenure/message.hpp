@@ -1,18 +1,19 @@
 #pragma once
-// One line from tenured — a reply or an event — parsed, with typed access to its fields.
-#include <simdjson.h>
-
-#include <cstdint>
-#include <memory>
-#include <optional>
+// One line from tenured — a reply or an event — as the CLI reads it: the protocol library's
+// Message, refused with a CliError when it is not a JSON object.
 #include <string>
-#include <string_view>
 
-#include "core/clock.hpp"
+#include "protocol/message.hpp"
 
 namespace tenure::cli {
 
-using Fields = simdjson::dom::object;
+using protocol::array_field;
+using protocol::bool_field;
+using protocol::Fields;
+using protocol::object_field;
+using protocol::string_field;
+using protocol::time_field;
+using protocol::uint_field;
 
 class Message {
  public:
@@ -20,27 +21,14 @@ class Message {
   explicit Message(std::string line);
 
   // The line exactly as the server sent it, for --json.
-  const std::string& line() const { return line_; }
-  Fields fields() const { return fields_; }
-
-  std::optional<std::uint64_t> id() const;
-  std::string_view status() const;  // "" for events
-  std::string_view event() const;   // "" for replies
+  const std::string& line() const { return message_.line(); }
+  Fields fields() const { return message_.fields(); }
+  std::optional<std::uint64_t> id() const { return message_.id(); }
+  std::string_view status() const { return message_.status(); }  // "" for events
+  std::string_view event() const { return message_.event(); }    // "" for replies
 
  private:
-  std::string line_;
-  // The DOM points into its parser, so the parser lives on the heap and moves with the Message.
-  std::unique_ptr<simdjson::dom::parser> parser_;
-  Fields fields_;
+  protocol::Message message_;
 };
-
-// Field accessors: an absent, null or mistyped field reads as empty.
-std::optional<std::string_view> string_field(Fields fields, std::string_view name);
-std::optional<std::uint64_t> uint_field(Fields fields, std::string_view name);
-std::optional<bool> bool_field(Fields fields, std::string_view name);
-std::optional<Fields> object_field(Fields fields, std::string_view name);
-std::optional<simdjson::dom::array> array_field(Fields fields, std::string_view name);
-// An RFC 3339 time field as Unix ms.
-std::optional<Millis> time_field(Fields fields, std::string_view name);
 
 }  // namespace tenure::cli
