@@ -278,6 +278,7 @@ def event_rows(page, key=None):
       .map(li => ({ type: li.dataset.type, key: li.dataset.key,
                     keyText: (li.querySelector('.key') || {}).textContent,
                     who: (li.querySelector('.who') || {}).textContent,
+                    revision: li.dataset.revision,
                     color: getComputedStyle(li).borderLeftColor }))""" % cond)
 
 
@@ -517,6 +518,40 @@ def run(args, work):
               "the watch was resumed with from_revision (%s)" % watches[0] if watches else "")
         check(row_info(page, long_key) is not None and row_info(page, "browser/other/x") is not None,
               "the leases from before the restart are still listed")
+
+        # -- a fresh load backfills the event stream with the last 200 events
+        for i in range(130):
+            churn = "browser/churn/%03d" % i
+            expect_status(client.call(op="acquire", key=churn, owner=owner, ttl_ms=60000),
+                          "acquired", "acquire " + churn)
+            expect_status(client.call(op="release", key=churn, owner=owner),
+                          "released", "release " + churn)
+        current = expect_status(client.call(op="stats"), "ok", "stats")["revision"]
+        ops_before_reload = page.eval("window.__tenureSent.map(m => m.op)")
+        page.navigate(daemon.base_url + "/")
+        page.wait_for("document.getElementById('status').dataset.state === 'live' && "
+                      "document.querySelectorAll('#events li[data-revision]').length >= 200",
+                      20, "the reloaded page to connect and backfill its event stream")
+        sent_watch = page.eval("window.__tenureSent.filter(m => m.op === 'watch')")
+        check(len(sent_watch) == 1 and sent_watch[0].get("from_revision") == current - 199,
+              "the page watched from_revision = current revision - 199 (%s, current %d)"
+              % (sent_watch, current))
+        revs = [int(e["revision"]) for e in event_rows(page) if e["revision"]]
+        check(revs == list(range(current, current - 200, -1)),
+              "the stream shows the last 200 events, newest first, none twice (%s..%s)"
+              % (revs[:1], revs[-1:]))
+        check(row_info(page, "browser/churn/000") is None and row_info(page, long_key) is not None,
+              "backfilled events do not change the table (the list has the current state)")
+        backfilled_key = "browser/after-backfill/job-8"
+        expect_status(client.call(op="acquire", key=backfilled_key, owner=owner, ttl_ms=600000),
+                      "acquired", "acquire after the reload")
+        page.wait_for("!!(%s)" % lease_row(backfilled_key), 10,
+                      "a lease acquired after the reload to appear")
+        page.wait_for("document.querySelector('#events li').dataset.key === %s"
+                      % js(backfilled_key), 10, "its event to head the stream")
+        revs = [int(e["revision"]) for e in event_rows(page) if e["revision"]]
+        check(revs[:3] == [current + 1, current, current - 1] and len(revs) == len(set(revs)),
+              "live events follow the backfill with no gap and no repeat (%s)" % revs[:3])
         client.close()
 
         # -- narrow screens
@@ -528,7 +563,7 @@ def run(args, work):
         page.screenshot(os.path.join(args.out, "dashboard-narrow.png"))
 
         # -- what the page sent, and what went wrong in it
-        ops = page.eval("window.__tenureSent.map(m => m.op)")
+        ops = ops_before_reload + page.eval("window.__tenureSent.map(m => m.op)")
         check(ops and set(ops) <= READ_ONLY_OPS,
               "the page sent only read-only ops (%s)" % sorted(set(ops)))
         problems = page.problems()
