@@ -264,6 +264,8 @@ def row_info(page, key):
       return { key: c[0].textContent, holder: c[1].textContent, token: c[2].textContent,
                waiters: c[3].textContent, waiting: c[3].title,
                left: tr.querySelector('.ttl').textContent,
+               held: tr.querySelector('.held') && tr.querySelector('.held').offsetParent
+                     ? tr.querySelector('.held').textContent : null,
                barShown: !!(fill && fill.offsetParent),
                scale: m ? parseFloat(m[1]) : null,
                assigned: !!(tr.querySelector('.badge.assigned') && tr.querySelector('.badge.assigned').offsetParent),
@@ -378,6 +380,10 @@ def run(args, work):
         later = row_info(page, key)
         check(later["scale"] < info["scale"],
               "the bar shrinks (%.3f -> %.3f)" % (info["scale"], later["scale"]))
+        held = [re.fullmatch(r"held ([0-9.]+) s", i["held"] or "") for i in (info, later)]
+        check(all(held) and 0 <= float(held[0][1]) < float(held[1][1]) < ttl_ms / 1000,
+              "'held for' is shown next to the time left, and grows (%s -> %s)"
+              % (info["held"], later["held"]))
         # A waiter shows in the row's waiters column, its owner in the cell's title.
         waiter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         waiter.connect(daemon.socket_path)
