@@ -509,6 +509,9 @@ def run(args, work):
                       15, "the page to show that it is offline")
         log("ok: the status says it is offline")
         check(row_info(page, long_key) is not None, "the last known leases stay on the page")
+        page.wait_for("parseFloat(getComputedStyle(%s).opacity) < 0.6" % lease_row(long_key), 5,
+                      "the stale rows to be dimmed while offline")
+        log("ok: the rows are dimmed while offline")
         daemon.start_on_same_port()
         client = LineClient(daemon.socket_path)
         after_restart = "browser/after-restart/job-7"
@@ -519,6 +522,9 @@ def run(args, work):
         page.wait_for("!!(%s)" % lease_row(after_restart), 15,
                       "a lease acquired after the restart to appear")
         log("ok: reconnected; the new lease appeared")
+        page.wait_for("parseFloat(getComputedStyle(%s).opacity) === 1" % lease_row(long_key), 5,
+                      "the rows to be undimmed once live again")
+        log("ok: the rows are undimmed once live again")
         watches = page.eval("window.__tenureSent.filter(m => m.op === 'watch')")[watches_before:]
         check(watches and isinstance(watches[0].get("from_revision"), int),
               "the watch was resumed with from_revision (%s)" % watches[0] if watches else "")
