@@ -572,6 +572,14 @@ def run(args, work):
         time.sleep(0.4)
         check(page.eval("document.documentElement.scrollWidth <= window.innerWidth + 1"),
               "at 420 px wide nothing overflows sideways")
+        holder = page.eval("""(() => {
+            const td = %s.cells[1], r = td.getBoundingClientRect();
+            return { width: td.clientWidth, right: r.right, text: td.textContent,
+                     head: document.querySelector('#leases th.col-holder').offsetWidth };
+          })()""" % lease_row(long_key))
+        check(holder["width"] >= 60 and holder["right"] <= 420 and holder["head"] > 0
+              and holder["text"] == owner,
+              "at 420 px the holder column is still shown (%s)" % holder)
         page.screenshot(os.path.join(args.out, "dashboard-narrow.png"))
 
         # -- what the page sent, and what went wrong in it
