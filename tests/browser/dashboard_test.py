@@ -8,15 +8,18 @@ transports/dashboard/index.html, with no external resources), loads it in headle
 
   - the page connects and shows "Live";
   - a lease with an HTML-looking, non-ASCII key appears with its key, holder and token exactly as
-    text (no markup from server data), and a countdown bar that shrinks;
+    text (no markup from server data), a countdown bar that shrinks and a "held for" that grows;
   - an open-ended lease shows "assigned" and no bar;
   - events of every type appear in the stream, newest first, each type in its own colour;
   - clicking the key opens its tenure history (token, owner, live);
   - the lease expires: its row disappears, an `expired` event is shown, and the open history
     panel shows the tenure as expired;
   - the prefix filter shows only matching keys, and follows new ones;
-  - after tenured restarts, the page reconnects, resumes its watch with from_revision, and shows
-    a lease acquired after the restart;
+  - after tenured restarts, the page dims its rows while offline, reconnects (undimmed), resumes
+    its watch with from_revision, and shows a lease acquired after the restart;
+  - a reload backfills the event stream with the last 200 events (watch from_revision), and live
+    events follow with no gap and no repeat;
+  - at 420 px wide nothing overflows and the holder column is still shown;
   - the page only ever sent read-only ops, and threw no exceptions.
 
 Screenshots go to the output directory: dashboard.png (light), dashboard-dark.png,
