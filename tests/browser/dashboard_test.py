@@ -8,15 +8,18 @@ transports/dashboard/index.html, with no external resources), loads it in headle
 
   - the page connects and shows "Live";
   - a lease with an HTML-looking, non-ASCII key appears with its key, holder and token exactly as
-    text (no markup from server data), and a countdown bar that shrinks;
+    text (no markup from server data), a countdown bar that shrinks and a "held for" that grows;
   - an open-ended lease shows "assigned" and no bar;
   - events of every type appear in the stream, newest first, each type in its own colour;
   - clicking the key opens its tenure history (token, owner, live);
   - the lease expires: its row disappears, an `expired` event is shown, and the open history
     panel shows the tenure as expired;
   - the prefix filter shows only matching keys, and follows new ones;
-  - after tenured restarts, the page reconnects, resumes its watch with from_revision, and shows
-    a lease acquired after the restart;
+  - after tenured restarts, the page dims its rows while offline, reconnects (undimmed), resumes
+    its watch with from_revision, and shows a lease acquired after the restart;
+  - a reload backfills the event stream with the last 200 events (watch from_revision), and live
+    events follow with no gap and no repeat;
+  - at 420 px wide nothing overflows and the holder column is still shown;
   - the page only ever sent read-only ops, and threw no exceptions.
 
 Screenshots go to the output directory: dashboard.png (light), dashboard-dark.png,
@@ -264,6 +267,8 @@ def row_info(page, key):
       return { key: c[0].textContent, holder: c[1].textContent, token: c[2].textContent,
                waiters: c[3].textContent, waiting: c[3].title,
                left: tr.querySelector('.ttl').textContent,
+               held: tr.querySelector('.held') && tr.querySelector('.held').offsetParent
+                     ? tr.querySelector('.held').textContent : null,
                barShown: !!(fill && fill.offsetParent),
                scale: m ? parseFloat(m[1]) : null,
                assigned: !!(tr.querySelector('.badge.assigned') && tr.querySelector('.badge.assigned').offsetParent),
@@ -278,6 +283,7 @@ def event_rows(page, key=None):
       .map(li => ({ type: li.dataset.type, key: li.dataset.key,
                     keyText: (li.querySelector('.key') || {}).textContent,
                     who: (li.querySelector('.who') || {}).textContent,
+                    revision: li.dataset.revision,
                     color: getComputedStyle(li).borderLeftColor }))""" % cond)
 
 
@@ -377,6 +383,10 @@ def run(args, work):
         later = row_info(page, key)
         check(later["scale"] < info["scale"],
               "the bar shrinks (%.3f -> %.3f)" % (info["scale"], later["scale"]))
+        held = [re.fullmatch(r"held ([0-9.]+) s", i["held"] or "") for i in (info, later)]
+        check(all(held) and 0 <= float(held[0][1]) < float(held[1][1]) < ttl_ms / 1000,
+              "'held for' is shown next to the time left, and grows (%s -> %s)"
+              % (info["held"], later["held"]))
         # A waiter shows in the row's waiters column, its owner in the cell's title.
         waiter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         waiter.connect(daemon.socket_path)
@@ -502,6 +512,9 @@ def run(args, work):
                       15, "the page to show that it is offline")
         log("ok: the status says it is offline")
         check(row_info(page, long_key) is not None, "the last known leases stay on the page")
+        page.wait_for("parseFloat(getComputedStyle(%s).opacity) < 0.6" % lease_row(long_key), 5,
+                      "the stale rows to be dimmed while offline")
+        log("ok: the rows are dimmed while offline")
         daemon.start_on_same_port()
         client = LineClient(daemon.socket_path)
         after_restart = "browser/after-restart/job-7"
@@ -512,11 +525,48 @@ def run(args, work):
         page.wait_for("!!(%s)" % lease_row(after_restart), 15,
                       "a lease acquired after the restart to appear")
         log("ok: reconnected; the new lease appeared")
+        page.wait_for("parseFloat(getComputedStyle(%s).opacity) === 1" % lease_row(long_key), 5,
+                      "the rows to be undimmed once live again")
+        log("ok: the rows are undimmed once live again")
         watches = page.eval("window.__tenureSent.filter(m => m.op === 'watch')")[watches_before:]
         check(watches and isinstance(watches[0].get("from_revision"), int),
               "the watch was resumed with from_revision (%s)" % watches[0] if watches else "")
         check(row_info(page, long_key) is not None and row_info(page, "browser/other/x") is not None,
               "the leases from before the restart are still listed")
+
+        # -- a fresh load backfills the event stream with the last 200 events
+        for i in range(130):
+            churn = "browser/churn/%03d" % i
+            expect_status(client.call(op="acquire", key=churn, owner=owner, ttl_ms=60000),
+                          "acquired", "acquire " + churn)
+            expect_status(client.call(op="release", key=churn, owner=owner),
+                          "released", "release " + churn)
+        current = expect_status(client.call(op="stats"), "ok", "stats")["revision"]
+        ops_before_reload = page.eval("window.__tenureSent.map(m => m.op)")
+        page.navigate(daemon.base_url + "/")
+        page.wait_for("document.getElementById('status').dataset.state === 'live' && "
+                      "document.querySelectorAll('#events li[data-revision]').length >= 200",
+                      20, "the reloaded page to connect and backfill its event stream")
+        sent_watch = page.eval("window.__tenureSent.filter(m => m.op === 'watch')")
+        check(len(sent_watch) == 1 and sent_watch[0].get("from_revision") == current - 199,
+              "the page watched from_revision = current revision - 199 (%s, current %d)"
+              % (sent_watch, current))
+        revs = [int(e["revision"]) for e in event_rows(page) if e["revision"]]
+        check(revs == list(range(current, current - 200, -1)),
+              "the stream shows the last 200 events, newest first, none twice (%s..%s)"
+              % (revs[:1], revs[-1:]))
+        check(row_info(page, "browser/churn/000") is None and row_info(page, long_key) is not None,
+              "backfilled events do not change the table (the list has the current state)")
+        backfilled_key = "browser/after-backfill/job-8"
+        expect_status(client.call(op="acquire", key=backfilled_key, owner=owner, ttl_ms=600000),
+                      "acquired", "acquire after the reload")
+        page.wait_for("!!(%s)" % lease_row(backfilled_key), 10,
+                      "a lease acquired after the reload to appear")
+        page.wait_for("document.querySelector('#events li').dataset.key === %s"
+                      % js(backfilled_key), 10, "its event to head the stream")
+        revs = [int(e["revision"]) for e in event_rows(page) if e["revision"]]
+        check(revs[:3] == [current + 1, current, current - 1] and len(revs) == len(set(revs)),
+              "live events follow the backfill with no gap and no repeat (%s)" % revs[:3])
         client.close()
 
         # -- narrow screens
@@ -525,10 +575,18 @@ def run(args, work):
         time.sleep(0.4)
         check(page.eval("document.documentElement.scrollWidth <= window.innerWidth + 1"),
               "at 420 px wide nothing overflows sideways")
+        holder = page.eval("""(() => {
+            const td = %s.cells[1], r = td.getBoundingClientRect();
+            return { width: td.clientWidth, right: r.right, text: td.textContent,
+                     head: document.querySelector('#leases th.col-holder').offsetWidth };
+          })()""" % lease_row(long_key))
+        check(holder["width"] >= 60 and holder["right"] <= 420 and holder["head"] > 0
+              and holder["text"] == owner,
+              "at 420 px the holder column is still shown (%s)" % holder)
         page.screenshot(os.path.join(args.out, "dashboard-narrow.png"))
 
         # -- what the page sent, and what went wrong in it
-        ops = page.eval("window.__tenureSent.map(m => m.op)")
+        ops = ops_before_reload + page.eval("window.__tenureSent.map(m => m.op)")
         check(ops and set(ops) <= READ_ONLY_OPS,
               "the page sent only read-only ops (%s)" % sorted(set(ops)))
         problems = page.problems()
