@@ -19,8 +19,7 @@ step() {
 asan() {
   # Only the in-process tests run under ASan; the end-to-end ones already ran in the release build.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON >/dev/null
-  ninja -C build-asan -j "$jobs" unit_tests transport_tests fuzz_request_parser fuzz_codec \
-    fuzz_front_door
+  ninja -C build-asan -j "$jobs" unit_binaries
   ctest --test-dir build-asan --output-on-failure --timeout 900 -L unit -j 2
 }
 
