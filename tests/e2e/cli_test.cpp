@@ -561,7 +561,8 @@ TEST_CASE("cmake --install puts the programs, man pages and completion in place"
   REQUIRE(r.exit_code == 0);
   struct stat st {};
   for (std::string path :
-       {"/usr/bin/tenure", "/usr/bin/tenured", "/usr/share/bash-completion/completions/tenure"}) {
+       {"/usr/bin/tenure", "/usr/bin/tenured", "/usr/share/bash-completion/completions/tenure",
+        "/usr/share/zsh/vendor-completions/_tenure"}) {
     INFO(path);
     CHECK(::stat((t.path() + path).c_str(), &st) == 0);
   }
