@@ -1,14 +1,12 @@
 #include "client/client.hpp"
 
 #include <boost/asio/post.hpp>
-#include <cstdlib>
 #include <future>
 
 #include "client/detail/core.hpp"
 #include "client/detail/lease_state.hpp"
 #include "client/detail/watch_state.hpp"
 #include "client/owner.hpp"
-#include "core/default_paths.hpp"
 
 namespace tenure::client {
 
@@ -35,15 +33,12 @@ std::optional<std::int64_t> ms(const std::optional<milliseconds>& d) {
 
 }  // namespace
 
-Result<std::string> resolve_socket_path(const std::optional<std::string>& socket) {
-  if (socket) return *socket;
-  if (const char* env = std::getenv("TENURE_SOCKET"); env != nullptr && *env != '\0') {
-    return std::string(env);
-  }
-  if (auto path = default_socket_path()) return *path;
+Result<SocketChoice> resolve_socket_path(const std::optional<std::string>& socket) {
+  if (auto choice = choose_socket(socket)) return *choice;
   return Failure(client_errc::invalid_argument,
-                 "cannot tell where tenured's socket is: HOME is unset; set TENURE_SOCKET or "
-                 "ClientOptions::socket");
+                 std::string("cannot tell where tenured's socket is: HOME is unset and ") +
+                     kSystemSocketPath +
+                     " does not exist; set TENURE_SOCKET or ClientOptions::socket");
 }
 
 Result<Client> Client::connect(ClientOptions options) {
@@ -59,7 +54,7 @@ Result<Client> Client::connect(ClientOptions options) {
     auto path = resolve_socket_path(options.socket);
     if (!path) return path.error();
     core = std::make_shared<detail::Core>(
-        *path,
+        path->path,
         [path = *path](boost::asio::io_context& io) { return detail::unix_stream(io, path); },
         options.timeout);
   }

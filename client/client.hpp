@@ -16,6 +16,7 @@
 #include "client/lease.hpp"
 #include "client/options.hpp"
 #include "client/watch.hpp"
+#include "core/default_paths.hpp"
 #include "protocol/replies.hpp"
 #include "protocol/request.hpp"
 #include "protocol/result.hpp"
@@ -166,8 +167,9 @@ class Client {
   std::string owner_;
 };
 
-// Where the client connects without ClientOptions::socket: $TENURE_SOCKET, else tenured's
-// default path; the failure when neither can be told.
-Result<std::string> resolve_socket_path(const std::optional<std::string>& socket);
+// Where the client connects: ClientOptions::socket, else $TENURE_SOCKET, else the per-user
+// socket if it exists, else the system one (/run/tenure/tenured.sock) if it exists, else the
+// per-user one (the CLI's rule, core/default_paths.hpp); the failure when none can be told.
+Result<SocketChoice> resolve_socket_path(const std::optional<std::string>& socket);
 
 }  // namespace tenure::client

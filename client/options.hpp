@@ -13,7 +13,8 @@ namespace tenure::client {
 using std::chrono::milliseconds;
 
 struct ClientOptions {
-  // The socket; else $TENURE_SOCKET; else tenured's default (as the CLI resolves it).
+  // The socket; else $TENURE_SOCKET; else the per-user default, else the system service's
+  // (resolve_socket_path, as the CLI resolves it).
   std::optional<std::string> socket{};
   // Or a WebSocket: "ws://127.0.0.1:7420/v1/ws", with the bearer token of <data-dir>/ws.token
   // for mutations (without it: read-only ops; mutations fail `unauthenticated`).

@@ -28,7 +28,7 @@ class FencedFile {
 
 int main(int argc, char** argv) {
   FencedFile file(argc > 1 ? argv[1] : "report.txt");
-  auto client = tenure::Client::connect();  // $TENURE_SOCKET, else tenured's default socket
+  auto client = tenure::Client::connect();  // $TENURE_SOCKET, else the user's or system's
   if (!client) return std::fprintf(stderr, "%s\n", client.error().message.c_str()), 1;
   auto watch = client->watch({.prefix = "example/"});
   if (!watch) return std::fprintf(stderr, "%s\n", watch.error().message.c_str()), 1;

@@ -12,6 +12,8 @@ packages=(build-essential cmake ninja-build ccache pkg-config
 packages+=(dpkg-dev file)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3 procps faketime python3-pytest)
+  # The Python package's wheel test: pip with the setuptools backend, offline.
+  packages+=(python3-pip python3-setuptools python3-wheel)
   # The dashboard's browser test (tests/browser): headless Chromium and a font to render with.
   packages+=(chromium fonts-dejavu-core)
   # Fuzzing (scripts/fuzz.sh); systemd-socket-activate and systemd-analyze (tests/e2e, packaging).

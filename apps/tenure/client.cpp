@@ -48,8 +48,8 @@ int remaining_ms(SteadyTime deadline) {
 
 }  // namespace
 
-Client::Client(std::string socket_path, Millis reply_timeout)
-    : path_(std::move(socket_path)), reply_timeout_(reply_timeout) {
+Client::Client(const SocketChoice& socket, Millis reply_timeout)
+    : path_(socket.path), reply_timeout_(reply_timeout) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path_.size() >= sizeof addr.sun_path) {
@@ -67,7 +67,9 @@ Client::Client(std::string socket_path, Millis reply_timeout)
   if (rc != 0) {
     int err = errno;
     ::close(fd_);
-    throw CliError("cannot connect to " + path_ + ": " + connect_problem(path_, err));
+    std::string also =
+        socket.also_looked_for ? " (also looked for " + *socket.also_looked_for + ")" : "";
+    throw CliError("cannot connect to " + path_ + ": " + connect_problem(path_, err) + also);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "apps/tenure/failure.hpp"
 #include "apps/tenure/message.hpp"
 #include "core/clock.hpp"
+#include "core/default_paths.hpp"
 
 namespace tenure::cli {
 
@@ -17,7 +18,7 @@ class Client {
  public:
   // Connects at once; throws CliError naming the path and the cause. `reply_timeout` bounds each
   // wait for a reply.
-  Client(std::string socket_path, Millis reply_timeout);
+  Client(const SocketChoice& socket, Millis reply_timeout);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;

@@ -111,8 +111,9 @@ int main(int argc, char** argv) {
 
   Globals g;
   app.add_option("--socket", g.socket,
-                 "tenured's socket (default: $TENURE_SOCKET, else "
-                 "$XDG_STATE_HOME/tenure/tenured.sock, else ~/.local/state/tenure/tenured.sock)")
+                 "tenured's socket (default: $TENURE_SOCKET, else the per-user "
+                 "$XDG_STATE_HOME/tenure/tenured.sock or ~/.local/state/tenure/tenured.sock if it "
+                 "exists, else /run/tenure/tenured.sock if it exists)")
       ->type_name("PATH");
   app.add_flag("--json", g.json,
                "print the server's reply line verbatim instead of a readable summary");

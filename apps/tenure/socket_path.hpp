@@ -3,11 +3,12 @@
 #include <optional>
 #include <string>
 
+#include "core/default_paths.hpp"
+
 namespace tenure::cli {
 
-// --socket, else $TENURE_SOCKET, else where tenured puts its socket by default:
-// $XDG_STATE_HOME/tenure/tenured.sock, else $HOME/.local/state/tenure/tenured.sock.
-// Throws CliError when none of these is set.
-std::string resolve_socket_path(const std::optional<std::string>& flag);
+// --socket, else choose_socket's rule ($TENURE_SOCKET, the per-user socket, the system one).
+// Throws CliError when none can be told.
+SocketChoice resolve_socket_path(const std::optional<std::string>& flag);
 
 }  // namespace tenure::cli

@@ -31,7 +31,10 @@ namespace {
 
 class UnixStream final : public Stream, public std::enable_shared_from_this<UnixStream> {
  public:
-  UnixStream(asio::io_context& io, std::string path) : socket_(io), path_(std::move(path)) {}
+  UnixStream(asio::io_context& io, SocketChoice choice)
+      : socket_(io), path_(std::move(choice.path)) {
+    if (choice.also_looked_for) also_ = " (also looked for " + *choice.also_looked_for + ")";
+  }
 
   std::optional<std::string> connect() override {
     boost::system::error_code ec;
@@ -39,7 +42,7 @@ class UnixStream final : public Stream, public std::enable_shared_from_this<Unix
     if (!ec) return std::nullopt;
     boost::system::error_code ignored;
     socket_.close(ignored);
-    return "cannot connect to " + path_ + ": " + connect_problem(ec);
+    return "cannot connect to " + path_ + ": " + connect_problem(ec) + also_;
   }
 
   void async_write(const std::string& message, WriteHandler handler) override {
@@ -66,6 +69,7 @@ class UnixStream final : public Stream, public std::enable_shared_from_this<Unix
  private:
   asio::local::stream_protocol::socket socket_;
   std::string path_;
+  std::string also_;  // " (also looked for ...)" when path_ is a default that is absent
   std::array<char, 65536> buffer_{};
 };
 
@@ -143,8 +147,8 @@ class WebSocketStream final : public Stream, public std::enable_shared_from_this
 
 }  // namespace
 
-std::shared_ptr<Stream> unix_stream(asio::io_context& io, std::string path) {
-  return std::make_shared<UnixStream>(io, std::move(path));
+std::shared_ptr<Stream> unix_stream(asio::io_context& io, SocketChoice socket) {
+  return std::make_shared<UnixStream>(io, std::move(socket));
 }
 
 std::shared_ptr<Stream> websocket_stream(asio::io_context& io, std::string url,

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "core/default_paths.hpp"
+
 namespace tenure::client::detail {
 
 class Stream {
@@ -28,7 +30,7 @@ class Stream {
 };
 
 // Shared: a pending operation keeps its stream alive after Core dropped it.
-std::shared_ptr<Stream> unix_stream(boost::asio::io_context& io, std::string path);
+std::shared_ptr<Stream> unix_stream(boost::asio::io_context& io, SocketChoice socket);
 // `url`: ws://HOST:PORT/PATH. `token`: the bearer token for mutations, if any.
 std::shared_ptr<Stream> websocket_stream(boost::asio::io_context& io, std::string url,
                                          std::optional<std::string> token);

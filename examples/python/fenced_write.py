@@ -25,7 +25,7 @@ class FencedFile:
 
 def main() -> int:
     file = FencedFile(sys.argv[1] if len(sys.argv) > 1 else "report.txt")
-    client = tenure.Client()  # $TENURE_SOCKET, else tenured's default socket
+    client = tenure.Client()  # $TENURE_SOCKET, else the per-user or system socket
     watch = client.watch(prefix="example/")
 
     first = None

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <set>
@@ -110,6 +111,24 @@ TEST_CASE("tenure exits 1 and names the socket when tenured is unreachable", "[e
   INFO(r.describe());
   CHECK(r.exit_code == 1);
   CHECK_FALSE(r.err.empty());
+}
+
+TEST_CASE("tenure without a socket of its own names the per-user and the system one",
+          "[e2e][cli]") {
+  if (std::filesystem::exists("/run/tenure/tenured.sock")) {
+    WARN("the system service's socket exists here: the fallback error cannot be shown");
+    return;
+  }
+  TempDir home;
+  ProcessOptions o;
+  o.set_env = {"HOME=" + home.path()};
+  o.unset_env = {"TENURE_SOCKET", "XDG_STATE_HOME"};
+  ProcessResult r = run_process({tenure_cli_path(), "ping"}, o);
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "tenure: cannot connect to " + home.path() +
+                     "/.local/state/tenure/tenured.sock: no such file; is tenured running? "
+                     "(also looked for /run/tenure/tenured.sock)\n");
 }
 
 TEST_CASE("tenure --json prints the server's reply verbatim", "[e2e][cli]") {
@@ -561,7 +580,8 @@ TEST_CASE("cmake --install puts the programs, man pages and completion in place"
   REQUIRE(r.exit_code == 0);
   struct stat st {};
   for (std::string path :
-       {"/usr/bin/tenure", "/usr/bin/tenured", "/usr/share/bash-completion/completions/tenure"}) {
+       {"/usr/bin/tenure", "/usr/bin/tenured", "/usr/share/bash-completion/completions/tenure",
+        "/usr/share/zsh/vendor-completions/_tenure"}) {
     INFO(path);
     CHECK(::stat((t.path() + path).c_str(), &st) == 0);
   }

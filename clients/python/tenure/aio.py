@@ -19,7 +19,7 @@ from typing import Any, Callable
 from . import types as t
 from . import websocket as ws
 from . import wire
-from .defaults import new_owner, resolve_socket_path
+from .defaults import choose_socket, new_owner
 from .durations import Duration, to_ms
 from .errors import (Compacted, Held, NotHolder, ProtocolError, TenureError, Timeout, Unavailable,
                      from_error_reply)
@@ -35,14 +35,16 @@ _CLOSED = object()
 
 class _UnixStream:
     @classmethod
-    async def open(cls, path: str, timeout: float) -> "_UnixStream":
+    async def open(cls, path: str, timeout: float,
+                   also_looked_for: str | None = None) -> "_UnixStream":
         self = cls()
         self.name = path
         try:
             self.reader, self.writer = await asyncio.wait_for(
                 asyncio.open_unix_connection(path, limit=16 << 20), timeout)
         except OSError as e:
-            raise Unavailable(f"cannot connect to {path}: {connect_problem(e)}") from None
+            raise Unavailable(f"cannot connect to {path}: {connect_problem(e, also_looked_for)}") \
+                from None
         except asyncio.TimeoutError:
             raise Unavailable(f"cannot connect to {path}: no answer within {timeout:g} s") \
                 from None
@@ -208,8 +210,8 @@ class Client:
             self.address = url
             self._open = lambda: _WebSocketStream.open(url, token, timeout)
         else:
-            self.address = resolve_socket_path(socket)
-            self._open = lambda: _UnixStream.open(self.address, timeout)
+            self.address, also = choose_socket(socket)
+            self._open = lambda: _UnixStream.open(self.address, timeout, also)
         self.timeout = timeout
         self.owner = owner or new_owner()
         self._ids = itertools.count(1)

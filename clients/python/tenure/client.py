@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 from . import types as t
 from . import wire
-from .defaults import new_owner, resolve_socket_path
+from .defaults import choose_socket, new_owner
 from .durations import Duration, to_ms
 from .errors import (Compacted, Held, NotHolder, ProtocolError, TenureError, Timeout, Unavailable,
                      from_error_reply)
@@ -151,7 +151,8 @@ class _Connection:
 
 class Client:
     """A connection to tenured: over its Unix socket (`socket`, else $TENURE_SOCKET, else the
-    daemon's default path), or over WebSocket (`url`, with the bearer `token` for mutations).
+    per-user default socket, else the system service's, as the CLI resolves it), or over
+    WebSocket (`url`, with the bearer `token` for mutations).
     Thread-safe; a lost connection is reopened by the next call."""
 
     def __init__(self, socket: str | None = None, *, url: str | None = None,
@@ -161,8 +162,8 @@ class Client:
             self.address = url
             self._open = lambda: WebSocketTransport(url, token, timeout)
         else:
-            self.address = resolve_socket_path(socket)
-            self._open = lambda: UnixTransport(self.address, timeout)
+            self.address, also = choose_socket(socket)
+            self._open = lambda: UnixTransport(self.address, timeout, also)
         self.timeout = timeout
         self.owner = owner or new_owner()  # this client's default owner
         self._ids = itertools.count(1)

@@ -20,17 +20,39 @@ def default_socket_path() -> str | None:
     return home + "/.local/state/tenure/tenured.sock" if home else None
 
 
-def resolve_socket_path(explicit: str | os.PathLike | None) -> str:
-    """The socket argument, else $TENURE_SOCKET, else tenured's default."""
+# The socket of the machine-wide service (packaging/systemd/tenured.socket, the Debian package).
+SYSTEM_SOCKET = "/run/tenure/tenured.sock"
+
+
+def _present(path: str) -> bool:
+    """Anything but "no such file" counts: a socket we may not stat is better reported by
+    connect() as "permission denied" than skipped."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        pass
+    return True
+
+
+def choose_socket(explicit: str | os.PathLike | None) -> tuple[str, str | None]:
+    """(path, also_looked_for): the socket argument, else $TENURE_SOCKET, else the per-user
+    default socket if it exists, else SYSTEM_SOCKET if it exists, else the per-user default,
+    with SYSTEM_SOCKET as also_looked_for (for the connect error). The CLI's rule."""
     if explicit is not None:
-        return os.fspath(explicit)
+        return os.fspath(explicit), None
     if os.environ.get("TENURE_SOCKET"):
-        return os.environ["TENURE_SOCKET"]
-    path = default_socket_path()
-    if path is None:
-        raise TenureError("cannot tell where tenured's socket is: HOME is unset; pass socket= "
-                          "or set TENURE_SOCKET")
-    return path
+        return os.environ["TENURE_SOCKET"], None
+    user = default_socket_path()
+    if user is not None and _present(user):
+        return user, None
+    if _present(SYSTEM_SOCKET):
+        return SYSTEM_SOCKET, None
+    if user is None:
+        raise TenureError(f"cannot tell where tenured's socket is: HOME is unset and "
+                          f"{SYSTEM_SOCKET} does not exist; pass socket= or set TENURE_SOCKET")
+    return user, SYSTEM_SOCKET
 
 
 def _printable(text: str) -> str:

@@ -11,8 +11,11 @@ from . import websocket as ws
 from .errors import ProtocolError, Unavailable
 
 
-def connect_problem(err: OSError) -> str:
-    """The common causes in words a user can act on, as the CLI says them."""
+def connect_problem(err: OSError, also_looked_for: str | None = None) -> str:
+    """The common causes in words a user can act on, as the CLI says them; `also_looked_for`:
+    the other default socket, when the one tried was a default that did not exist."""
+    if also_looked_for:
+        return f"{connect_problem(err)} (also looked for {also_looked_for})"
     if err.errno == errno.ENOENT:
         return "no such file; is tenured running?"
     if err.errno == errno.ECONNREFUSED:
@@ -23,7 +26,7 @@ def connect_problem(err: OSError) -> str:
 
 
 class UnixTransport:
-    def __init__(self, path: str, timeout: float) -> None:
+    def __init__(self, path: str, timeout: float, also_looked_for: str | None = None) -> None:
         self.name = path
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
@@ -31,7 +34,8 @@ class UnixTransport:
             self._sock.connect(path)
         except OSError as e:
             self._sock.close()
-            raise Unavailable(f"cannot connect to {path}: {connect_problem(e)}") from None
+            raise Unavailable(f"cannot connect to {path}: {connect_problem(e, also_looked_for)}") \
+                from None
         self._sock.settimeout(None)
         self._inbox = bytearray()
         self._send_lock = threading.Lock()

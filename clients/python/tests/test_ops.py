@@ -100,21 +100,46 @@ def test_connect_errors_name_the_problem(tmp_path, monkeypatch):
 
 
 def test_default_socket_path_follows_the_cli(monkeypatch):
-    from tenure.defaults import resolve_socket_path
+    from tenure.defaults import choose_socket
     monkeypatch.delenv("TENURE_SOCKET", raising=False)
+    monkeypatch.setattr("tenure.defaults.SYSTEM_SOCKET", "/nonexistent/tenured.sock")
     monkeypatch.setenv("XDG_STATE_HOME", "/x/state")
-    assert resolve_socket_path(None) == "/x/state/tenure/tenured.sock"
+    assert choose_socket(None)[0] == "/x/state/tenure/tenured.sock"
     monkeypatch.setenv("XDG_STATE_HOME", "relative")
     monkeypatch.setenv("HOME", "/home/u")
-    assert resolve_socket_path(None) == "/home/u/.local/state/tenure/tenured.sock"
+    assert choose_socket(None)[0] == "/home/u/.local/state/tenure/tenured.sock"
     monkeypatch.setenv("TENURE_SOCKET", "/run/t.sock")
-    assert resolve_socket_path(None) == "/run/t.sock"
-    assert resolve_socket_path("/given") == "/given"
+    assert choose_socket(None) == ("/run/t.sock", None)
+    assert choose_socket("/given") == ("/given", None)
     monkeypatch.delenv("TENURE_SOCKET")
     monkeypatch.delenv("HOME")
     monkeypatch.delenv("XDG_STATE_HOME")
     with pytest.raises(tenure.TenureError, match="HOME is unset"):
-        resolve_socket_path(None)
+        choose_socket(None)
+
+
+def test_the_system_socket_is_used_when_the_users_is_absent(tmp_path, monkeypatch):
+    from tenure.defaults import choose_socket
+    monkeypatch.delenv("TENURE_SOCKET", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    user = str(tmp_path / ".local/state/tenure/tenured.sock")
+    system = tmp_path / "run/tenured.sock"
+    monkeypatch.setattr("tenure.defaults.SYSTEM_SOCKET", str(system))
+    # Neither exists: the user's, and the error names both.
+    assert choose_socket(None) == (user, str(system))
+    with pytest.raises(tenure.Unavailable,
+                       match=rf"cannot connect to {user}: no such file; is tenured running\? "
+                             rf"\(also looked for {system}\)"):
+        tenure.Client()
+    system.parent.mkdir()
+    system.touch()
+    assert choose_socket(None) == (str(system), None)
+    (tmp_path / ".local/state/tenure").mkdir(parents=True)
+    (tmp_path / ".local/state/tenure/tenured.sock").touch()
+    assert choose_socket(None) == (user, None)
+    monkeypatch.delenv("HOME")
+    assert choose_socket(None) == (str(system), None)
 
 
 def test_durations():
