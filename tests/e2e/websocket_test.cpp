@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <ctime>
 
 #include "tests/e2e/e2e.hpp"
