@@ -41,7 +41,7 @@ void EventBus::regroup() {
   changed_ = false;
 }
 
-void EventBus::publish(const std::vector<Event>& events) {
+void EventBus::publish(std::vector<Event> events) {
   std::shared_ptr<const Groups> groups;
   {
     std::lock_guard lock(mutex_);
@@ -50,7 +50,7 @@ void EventBus::publish(const std::vector<Event>& events) {
   }
   published_.fetch_add(events.size());
   if (groups->empty() || events.empty()) return;
-  auto all = std::make_shared<const std::vector<Event>>(events);
+  auto all = std::make_shared<const std::vector<Event>>(std::move(events));
   for (const Group& group : *groups) {
     EventBatch batch = all;
     if (group.filter.key || !group.filter.prefix.empty()) {

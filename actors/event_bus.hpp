@@ -41,7 +41,7 @@ class EventBus {
  public:
   void subscribe(std::shared_ptr<EventSubscriber> subscriber, WatchFilter filter = {});
   void unsubscribe(const EventSubscriber* subscriber);
-  void publish(const std::vector<Event>& events);
+  void publish(std::vector<Event> events);
   std::size_t subscribers() const { return count_.load(std::memory_order_relaxed); }
   std::uint64_t published() const { return published_.load(); }
 

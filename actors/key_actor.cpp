@@ -232,18 +232,20 @@ void KeyActor::finish(Step& step) {
   if (!change.empty()) {
     seq = ++b.write_seq;
     if (!change.tenures.empty()) b.inflight_tenures.push_back({seq, change.tenures});
-    storage::WriteOp op{std::string(key()),
-                        change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
-                        std::move(change.tenures), std::move(change.events)};
-    core_.ledger->writer().submit(std::move(op), [self = ActorRef(this), seq](
-                                                     bool ok, std::vector<Event>& events) {
-      EngineCore& core = self->core_;
-      boost::asio::post(core.registry.strand(self->strand_),
-                        core.turns.counted([self, seq, ok, events = std::move(events)]() mutable {
-                          self->on_committed(seq, ok, events);
-                          self->maybe_retire();
-                        }));
-    });
+    std::vector<storage::WriteOp> ops;
+    ops.push_back({std::string(key()),
+                   change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
+                   std::move(change.tenures), std::move(change.events)});
+    core_.ledger->writer().submit(
+        std::move(ops), [self = ActorRef(this), seq](bool ok, std::vector<storage::WriteOp>& ops) {
+          EngineCore& core = self->core_;
+          boost::asio::post(
+              core.registry.strand(self->strand_),
+              core.turns.counted([self, seq, ok, events = std::move(ops.front().events)]() mutable {
+                self->on_committed(seq, ok, events);
+                self->maybe_retire();
+              }));
+        });
   }
   for (PendingReply& r : step.replies) {
     r.seq = seq;

@@ -63,18 +63,18 @@ void GroupWriter::set_event_sink(EventSink sink) {
   sink_ = std::move(sink);
 }
 
-void GroupWriter::submit(WriteOp op, CommitDone done) {
+void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
   {
     std::lock_guard lock(mutex_);
     if (healthy_.load() && !stopping_) {
-      queue_.push_back(Pending{std::move(op), std::move(done)});
+      queue_.push_back(Pending{std::move(ops), std::move(done)});
       ++submitted_;
       wake_.notify_one();
       return;
     }
   }
-  unsettled_.fetch_add(1);
-  done(false, op.events);
+  unsettled_.fetch_add(static_cast<std::int64_t>(ops.size()));
+  done(false, ops);
 }
 
 void GroupWriter::refusal_settled() { unsettled_.fetch_sub(1); }
@@ -119,8 +119,10 @@ Status GroupWriter::reserve_for(Revision next) {
 }
 
 void GroupWriter::refuse(std::vector<Pending>& batch) {
-  unsettled_.fetch_add(static_cast<std::int64_t>(batch.size()));
-  for (Pending& p : batch) p.done(false, p.op.events);
+  for (Pending& p : batch) {
+    unsettled_.fetch_add(static_cast<std::int64_t>(p.ops.size()));
+    p.done(false, p.ops);
+  }
 }
 
 void GroupWriter::try_resume() {
@@ -179,22 +181,25 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   wb.Clear();
   Revision next = revision_.load();
   bool encoded = true;
+  std::size_t ops = 0;
   for (Pending& p : batch) {
-    WriteOp& op = p.op;
-    if (op.state) encoded &= wb.Put(cf_.leases, op.key, encode_state(*op.state)).ok();
-    for (const TenureRecord& t : op.tenures) {
-      // A live tenure is read from the lease row; only ended ones get a row of their own, which
-      // saves one memtable insert per acquire.
-      if (!t.ended_at) continue;
-      encoded &= wb.Put(cf_.tenures, tenure_row_key(op.key, t.token), encode_tenure(t)).ok();
-      if (t.token > config_.history_keep) {
-        encoded &=
-            wb.Delete(cf_.tenures, tenure_row_key(op.key, t.token - config_.history_keep)).ok();
+    ops += p.ops.size();
+    for (WriteOp& op : p.ops) {
+      if (op.state) encoded &= wb.Put(cf_.leases, op.key, encode_state(*op.state)).ok();
+      for (const TenureRecord& t : op.tenures) {
+        // A live tenure is read from the lease row; only ended ones get a row of their own, which
+        // saves one memtable insert per acquire.
+        if (!t.ended_at) continue;
+        encoded &= wb.Put(cf_.tenures, tenure_row_key(op.key, t.token), encode_tenure(t)).ok();
+        if (t.token > config_.history_keep) {
+          encoded &=
+              wb.Delete(cf_.tenures, tenure_row_key(op.key, t.token - config_.history_keep)).ok();
+        }
       }
-    }
-    for (Event& e : op.events) {
-      e.revision = ++next;
-      encoded &= wb.Put(cf_.events, big_endian(e.revision), encode_event(e)).ok();
+      for (Event& e : op.events) {
+        e.revision = ++next;
+        encoded &= wb.Put(cf_.events, big_endian(e.revision), encode_event(e)).ok();
+      }
     }
   }
   Revision oldest = oldest_revision_.load();
@@ -219,10 +224,10 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   {
     std::lock_guard lock(mutex_);
     stats_.batches++;
-    stats_.ops += batch.size();
+    stats_.ops += ops;
     if (config_.sync) stats_.syncs++;
-    if (batch.size() > stats_.max_batch) stats_.max_batch = batch.size();
-    stats_.batch_size_log2[log2_bucket(batch.size(), stats_.batch_size_log2.size())]++;
+    if (ops > stats_.max_batch) stats_.max_batch = ops;
+    stats_.batch_size_log2[log2_bucket(ops, stats_.batch_size_log2.size())]++;
     stats_.write_us_log2[log2_bucket(static_cast<std::uint64_t>(micros),
                                      stats_.write_us_log2.size())]++;
     stats_.write_us_sum += static_cast<std::uint64_t>(micros);
@@ -238,12 +243,19 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     refuse(batch);
     return false;
   }
+  Revision revision_before = revision_.load();
   revision_.store(next);
   oldest_revision_.store(new_oldest);
-  for (Pending& p : batch) {
-    if (sink && !p.op.events.empty()) sink(p.op.events);
-    p.done(true, p.op.events);
+  if (sink && next > revision_before) {
+    std::vector<Event> events;
+    events.reserve(next - revision_before);
+    for (const Pending& p : batch) {
+      for (const WriteOp& op : p.ops)
+        events.insert(events.end(), op.events.begin(), op.events.end());
+    }
+    sink(std::move(events));
   }
+  for (Pending& p : batch) p.done(true, p.ops);
   return true;
 }
 

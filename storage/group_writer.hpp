@@ -43,10 +43,11 @@ struct WriteOp {
   std::vector<Event> events;  // revisions are filled in at commit
 };
 
-// Called on the writer thread once the op is durable (ok) or refused (!ok), in commit order.
-using CommitDone = std::function<void(bool ok, std::vector<Event>& committed)>;
-// Sees every committed event, in revision order, on the writer thread.
-using EventSink = std::function<void(const std::vector<Event>&)>;
+// Called on the writer thread once the ops are durable (ok, their events numbered) or refused
+// (!ok), in commit order.
+using CommitDone = std::function<void(bool ok, std::vector<WriteOp>& ops)>;
+// Sees every committed event, in revision order, on the writer thread: one call per commit.
+using EventSink = std::function<void(std::vector<Event> events)>;
 
 struct WriterStats {
   std::uint64_t batches = 0;
@@ -76,9 +77,10 @@ class GroupWriter {
 
   // Reserves revisions above `reserved` if needed (see marks.hpp) and starts the thread.
   Status start(Revision reserved);
-  // `done(false)` means the op was not written; the caller must call `refusal_settled()` once
-  // it has dropped the state the op was computed on. Writes resume only after that.
-  void submit(WriteOp op, CommitDone done);
+  // Submits the changes of one turn of a shard, many keys at once, answered once. `done(false)`
+  // means no op was written; the caller must call `refusal_settled()` once per op, when it has
+  // dropped the state that op was computed on. Writes resume only after that.
+  void submit(std::vector<WriteOp> ops, CommitDone done);
   void refusal_settled();
   void set_event_sink(EventSink sink);
   // Blocks until everything submitted before the call is committed or refused.
@@ -93,7 +95,7 @@ class GroupWriter {
 
  private:
   struct Pending {
-    WriteOp op;
+    std::vector<WriteOp> ops;
     CommitDone done;
   };
   void run();
