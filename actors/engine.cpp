@@ -50,6 +50,60 @@ struct Engine::Impl {
   void stamp(Caller& caller) const {
     if (caller.received_at == 0) caller.received_at = core.clock.now();
   }
+
+  // Admits the request and runs `run(shard, request, reply)` on its key's shard.
+  template <typename Request, typename Result, typename Run>
+  void on_shard(OpKind kind, Request request, Reply<Result> reply, Run run) {
+    if (!admit(kind, reply)) return;
+    stamp(request.caller);
+    Shard& shard = core.shard_of(request.key);
+    shard.post(
+        [&shard, run, request = std::move(request), reply = tracked(std::move(reply))]() mutable {
+          run(shard, std::move(request), std::move(reply));
+        });
+  }
+
+  // Admits the request and hands it to its key's actor, on the key's shard.
+  template <typename Request, typename Result>
+  void on_actor(OpKind kind, Request request, Reply<Result> reply,
+                void (KeyActor::*op)(Request, Reply<Result>)) {
+    on_shard(kind, std::move(request), std::move(reply),
+             [op](Shard& shard, Request request, Reply<Result> reply) {
+               ActorRef actor = shard.actor(request.key);
+               ((*actor).*op)(std::move(request), std::move(reply));
+               actor->maybe_retire();
+             });
+  }
+
+  // As on_actor when the key's actor is resident; else `cold(request)` answers from the ledger
+  // (no live lease without a resident actor), on the shard all the same.
+  template <typename Request, typename Result, typename Cold>
+  void read(OpKind kind, Request request, Reply<Result> reply,
+            void (KeyActor::*op)(Request, Reply<Result>), Cold cold) {
+    on_shard(kind, std::move(request), std::move(reply),
+             [op, cold, this](Shard& shard, Request request, Reply<Result> reply) {
+               if (ActorRef actor = shard.find(request.key)) {
+                 ((*actor).*op)(std::move(request), std::move(reply));
+                 actor->maybe_retire();
+                 return;
+               }
+               reply(cold(*core.ledger, request));
+             });
+  }
+
+  // Runs `fn()` on every shard and waits (at most `timeout`) until all have run it.
+  template <typename Fn>
+  bool on_every_shard(Fn fn, std::chrono::milliseconds timeout) {
+    auto done = std::make_shared<TurnGate>();
+    for (auto& shard : core.shards) {
+      done->enter();
+      shard->post([fn, done, &shard = *shard] {
+        fn(shard);
+        done->leave();
+      });
+    }
+    return done->wait_idle(timeout);
+  }
 };
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -95,12 +149,26 @@ bool Engine::start(std::string& error) {
     return false;
   }
   std::size_t corrupt = 0;
-  // Each recovery turn counts down once its writes are handed to the ledger; then one flush
-  // makes them all durable before the first request is served.
-  std::latch turns(static_cast<std::ptrdiff_t>(rows.size()));
-  for (auto& [key, loaded] : rows) {
-    corrupt += loaded.corrupt ? 1 : 0;
-    core.registry.ref(key)->post_recover(std::move(loaded), [&turns] { turns.count_down(); });
+  // One recovery turn per shard, each with its keys' rows; its writes are handed to the ledger
+  // before the turn ends, and one flush makes them all durable before the first request.
+  std::vector<std::vector<std::pair<std::string, storage::LoadedState>>> by_shard(
+      core.shards.size());
+  for (auto& row : rows) {
+    corrupt += row.second.corrupt ? 1 : 0;
+    by_shard[core.shard_index(row.first)].push_back(std::move(row));
+  }
+  std::latch turns(static_cast<std::ptrdiff_t>(core.shards.size()));
+  for (std::size_t i = 0; i < core.shards.size(); ++i) {
+    Shard& shard = *core.shards[i];
+    shard.post([&shard, &turns, rows = std::move(by_shard[i])]() mutable {
+      for (auto& [key, loaded] : rows) {
+        ActorRef actor = shard.actor(key);
+        actor->recover(std::move(loaded));
+        actor->maybe_retire();
+      }
+      shard.submit_staged();
+      turns.count_down();
+    });
   }
   turns.wait();
   core.ledger->writer().flush();
@@ -120,116 +188,98 @@ bool Engine::start(std::string& error) {
 void Engine::stop() {
   if (!impl_->requests.close()) return;
   EngineCore& core = impl_->core;
-  for (auto& actor : core.registry.snapshot()) actor->post_shutdown();
-  if (!impl_->requests.wait_idle(std::chrono::seconds(10))) {
+  constexpr auto kPatience = std::chrono::seconds(10);
+  impl_->on_every_shard(
+      [](Shard& shard) {
+        for (ActorRef& actor : shard.actors()) {
+          actor->shutdown();
+          actor->maybe_retire();
+        }
+      },
+      kPatience);
+  if (!impl_->requests.wait_idle(kPatience)) {
     spdlog::warn("stopping with {} requests unanswered", impl_->requests.open());
   }
-  core.registry.cancel_timers();
+  if (!impl_->on_every_shard([](Shard& shard) { shard.stop_timer(); }, kPatience)) {
+    spdlog::warn("stopping with shard timers still armed");
+  }
   core.ledger->writer().flush();
   core.ledger->writer().stop();
   // Nothing hands out tickets any more; what is queued runs (or is dropped) and then nothing of
   // the engine is touched from the io threads, so the engine may be destroyed.
-  if (!core.turns.wait_idle(std::chrono::seconds(10))) {
+  if (!core.turns.wait_idle(kPatience)) {
     spdlog::warn("stopping with {} actor turns still queued", core.turns.open());
   }
 }
 
 void Engine::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
-  if (!impl_->admit(OpKind::acquire, reply)) return;
-  impl_->stamp(request.caller);
-  auto actor = impl_->core.registry.ref(request.key);
-  actor->post_acquire(std::move(request), impl_->tracked(std::move(reply)));
+  impl_->on_actor(OpKind::acquire, std::move(request), std::move(reply), &KeyActor::acquire);
 }
 
 void Engine::renew(RenewRequest request, Reply<HolderResult> reply) {
-  if (!impl_->admit(OpKind::renew, reply)) return;
-  impl_->stamp(request.caller);
-  auto actor = impl_->core.registry.ref(request.key);
-  actor->post_renew(std::move(request), impl_->tracked(std::move(reply)));
+  impl_->on_actor(OpKind::renew, std::move(request), std::move(reply), &KeyActor::renew);
 }
 
 void Engine::release(ReleaseRequest request, Reply<HolderResult> reply) {
-  if (!impl_->admit(OpKind::release, reply)) return;
-  impl_->stamp(request.caller);
-  auto actor = impl_->core.registry.ref(request.key);
-  actor->post_release(std::move(request), impl_->tracked(std::move(reply)));
+  impl_->on_actor(OpKind::release, std::move(request), std::move(reply), &KeyActor::release);
 }
 
 void Engine::revoke(RevokeRequest request, Reply<HolderResult> reply) {
-  if (!impl_->admit(OpKind::revoke, reply)) return;
-  impl_->stamp(request.caller);
   if (!request.caller.admin) {
+    if (!impl_->admit(OpKind::revoke, reply)) return;
     HolderResult result;
     result.error = Error{errc::forbidden, "revoke is for admin principals only"};
     impl_->tracked(std::move(reply))(std::move(result));
     return;
   }
-  auto actor = impl_->core.registry.ref(request.key);
-  actor->post_revoke(std::move(request), impl_->tracked(std::move(reply)));
+  impl_->on_actor(OpKind::revoke, std::move(request), std::move(reply), &KeyActor::revoke);
 }
 
 void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
-  if (!impl_->admit(OpKind::check, reply)) return;
-  impl_->stamp(request.caller);
-  EngineCore& core = impl_->core;
-  if (auto actor = core.registry.find_ref(request.key)) {
-    actor->post_check(std::move(request), impl_->tracked(std::move(reply)));
-    return;
-  }
-  // Not resident, so no live lease: answer from the row without waking an actor.
-  auto done = impl_->tracked(std::move(reply));
-  HolderResult result;
-  storage::LoadedState loaded;
-  if (storage::Status status = core.ledger->load(request.key, loaded); !status.ok()) {
-    result.error = ledger_unreadable(status);
-    done(std::move(result));
-    return;
-  }
-  Change ignored;
-  HolderOutcome outcome = tenure::check(loaded.state, request.key, request.token, request.owner,
-                                        request.caller.received_at, ignored);
-  result.status = outcome.status;
-  result.reason = outcome.reason;
-  result.key = request.key;
-  result.lease = loaded.state.lease;
-  done(std::move(result));
+  impl_->read(OpKind::check, std::move(request), std::move(reply), &KeyActor::check,
+              [](const storage::Ledger& ledger, const CheckRequest& request) {
+                HolderResult result;
+                storage::LoadedState loaded;
+                if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
+                  result.error = ledger_unreadable(status);
+                  return result;
+                }
+                Change ignored;
+                HolderOutcome outcome =
+                    tenure::check(loaded.state, request.key, request.token, request.owner,
+                                  request.caller.received_at, ignored);
+                result.status = outcome.status;
+                result.reason = outcome.reason;
+                result.key = request.key;
+                result.lease = loaded.state.lease;
+                return result;
+              });
 }
 
 void Engine::get(GetRequest request, Reply<GetResult> reply) {
-  if (!impl_->admit(OpKind::get, reply)) return;
-  impl_->stamp(request.caller);
-  EngineCore& core = impl_->core;
-  if (auto actor = core.registry.find_ref(request.key)) {
-    actor->post_get(std::move(request), impl_->tracked(std::move(reply)));
-    return;
-  }
-  auto done = impl_->tracked(std::move(reply));
-  GetResult result;
-  storage::LoadedState loaded;
-  if (storage::Status status = core.ledger->load(request.key, loaded); !status.ok()) {
-    result.error = ledger_unreadable(status);
-  } else {
-    result.key = request.key;
-    const auto& lease = loaded.state.lease;
-    if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
-    result.last_token = loaded.state.last_token;
-    // An actor may retire during lock-delay: the row still has it.
-    if (!result.lease && loaded.state.lock_until > request.caller.received_at) {
-      result.lock_delay_until = loaded.state.lock_until;
-    }
-  }
-  done(std::move(result));
+  impl_->read(OpKind::get, std::move(request), std::move(reply), &KeyActor::get,
+              [](const storage::Ledger& ledger, const GetRequest& request) {
+                GetResult result;
+                storage::LoadedState loaded;
+                if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
+                  result.error = ledger_unreadable(status);
+                  return result;
+                }
+                result.key = request.key;
+                const auto& lease = loaded.state.lease;
+                if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
+                result.last_token = loaded.state.last_token;
+                // An actor may retire during lock-delay: the row still has it.
+                if (!result.lease && loaded.state.lock_until > request.caller.received_at) {
+                  result.lock_delay_until = loaded.state.lock_until;
+                }
+                return result;
+              });
 }
 
 void Engine::history(HistoryRequest request, Reply<HistoryResult> reply) {
-  if (!impl_->admit(OpKind::history, reply)) return;
-  impl_->stamp(request.caller);
-  EngineCore& core = impl_->core;
-  if (auto actor = core.registry.find_ref(request.key)) {
-    actor->post_history(std::move(request), impl_->tracked(std::move(reply)));
-    return;
-  }
-  impl_->tracked(std::move(reply))(read_history(*core.ledger, request));
+  impl_->read(OpKind::history, std::move(request), std::move(reply), &KeyActor::history,
+              &read_history);
 }
 
 void Engine::list(ListRequest request, Reply<ListResult> reply) {
@@ -243,13 +293,8 @@ void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
   if (!impl_->admit(OpKind::keepalive, reply)) return;
   impl_->stamp(request.caller);
   EngineCore& core = impl_->core;
-  auto done = impl_->tracked(std::move(reply));
-  std::vector<std::string> keys = core.owners.keys_of(request.owner);
-  if (keys.empty()) {
-    done(KeepaliveResult{std::nullopt, 0, core.ledger->revision()});
-    return;
-  }
-  // Renews every key through its actor; the last answer replies for all.
+  // Every shard renews the owner's keys it holds through their actors; the last answer, of all
+  // shards, replies for all. Each shard holds one count until it has sent its renewals.
   struct Tally {
     std::mutex mutex;
     std::size_t remaining;
@@ -257,22 +302,38 @@ void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
     Reply<KeepaliveResult> done;
   };
   auto tally = std::make_shared<Tally>();
-  tally->remaining = keys.size();
-  tally->done = std::move(done);
-  for (std::string& key : keys) {
-    RenewRequest renew{key, HolderParams{request.owner, std::nullopt, 0, false}, request.ttl_ms,
-                       request.caller};
-    renew.caller.admin = false;  // only the leases this principal acquired
-    core.registry.ref(key)->post_renew(std::move(renew), [tally, &core](HolderResult r) {
-      std::unique_lock lock(tally->mutex);
-      if (!r.error && (r.status == HolderStatus::ok || r.status == HolderStatus::noop)) {
+  tally->remaining = core.shards.size();
+  tally->done = impl_->tracked(std::move(reply));
+  auto count_one = [tally, &core](const HolderResult* r) {
+    std::unique_lock lock(tally->mutex);
+    if (r != nullptr) {
+      if (!r->error && (r->status == HolderStatus::ok || r->status == HolderStatus::noop)) {
         tally->result.count++;
       }
-      tally->result.revision = std::max(tally->result.revision, r.revision);
-      if (--tally->remaining > 0) return;
-      if (tally->result.revision == 0) tally->result.revision = core.ledger->revision();
-      lock.unlock();
-      tally->done(std::move(tally->result));
+      tally->result.revision = std::max(tally->result.revision, r->revision);
+    }
+    if (--tally->remaining > 0) return;
+    if (tally->result.revision == 0) tally->result.revision = core.ledger->revision();
+    lock.unlock();
+    tally->done(std::move(tally->result));
+  };
+  for (auto& s : core.shards) {
+    s->post([&shard = *s, request, tally, count_one] {
+      std::vector<KeyActor*> actors = shard.owners().keys_of(request.owner);
+      {
+        std::lock_guard lock(tally->mutex);
+        tally->remaining += actors.size();
+      }
+      for (KeyActor* actor : actors) {
+        ActorRef held(actor);
+        RenewRequest renew{std::string(actor->key()),
+                           HolderParams{request.owner, std::nullopt, 0, false}, request.ttl_ms,
+                           request.caller};
+        renew.caller.admin = false;  // only the leases this principal acquired
+        held->renew(std::move(renew), [count_one](HolderResult r) { count_one(&r); });
+        held->maybe_retire();
+      }
+      count_one(nullptr);
     });
   }
 }
@@ -290,8 +351,22 @@ void Engine::disconnect(ConnId conn, std::vector<std::string> keys) {
   if (impl_->requests.closed()) return;
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  for (const std::string& key : keys) {
-    if (auto actor = core.registry.find_ref(key)) actor->post_disconnect(conn);
+  // One message per shard with that shard's keys.
+  std::vector<std::vector<std::string>> by_shard(core.shards.size());
+  for (std::string& key : keys) {
+    by_shard[core.shard_index(key)].push_back(std::move(key));
+  }
+  for (std::size_t i = 0; i < by_shard.size(); ++i) {
+    if (by_shard[i].empty()) continue;
+    Shard& shard = *core.shards[i];
+    shard.post([&shard, conn, keys = std::move(by_shard[i])] {
+      for (const std::string& key : keys) {
+        if (ActorRef actor = shard.find(key)) {
+          actor->disconnect(conn);
+          actor->maybe_retire();
+        }
+      }
+    });
   }
 }
 
@@ -308,7 +383,9 @@ std::shared_ptr<Watch> Engine::watch(WatchFilter filter, std::optional<Revision>
 
 void Engine::unwatch(const std::shared_ptr<Watch>& watch) { watch->cancel(impl_->core.bus); }
 
-void Engine::fire_due_timers() { impl_->core.registry.fire_due(); }
+void Engine::fire_due_timers() {
+  for (auto& s : impl_->core.shards) s->post([&shard = *s] { shard.fire_due(); });
+}
 
 EventBus& Engine::events() { return impl_->core.bus; }
 
@@ -333,7 +410,7 @@ EngineStats Engine::stats() const {
   s.revision = core.ledger->revision();
   s.oldest_revision = core.ledger->oldest_revision();
   s.live_leases = static_cast<std::uint64_t>(std::max<std::int64_t>(core.counters.live_leases, 0));
-  s.resident_keys = core.registry.resident();
+  for (const auto& shard : core.shards) s.resident_keys += shard->resident();
   s.waiters = static_cast<std::uint64_t>(std::max<std::int64_t>(core.counters.waiters, 0));
   s.expired = core.counters.expired.load();
   s.pending_turns = core.turns.open();

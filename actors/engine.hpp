@@ -29,7 +29,10 @@ struct EngineConfig {
   std::size_t history_keep = 1000;
   Millis history_max_age = 30LL * 86'400'000;
   std::uint64_t events_keep = 1'000'000;
-  std::size_t shards = 64;
+  std::size_t shards = 4;  // tenured: one per io thread (--shards)
+  // Keys without a lease, waiter or write that stay resident (in all shards), the least recently
+  // used going first: a key taken again soon needs no ledger read.
+  std::size_t idle_keys = 65'536;
   rocksdb::Env* ledger_env = nullptr;  // tests only: the file system under the ledger
   storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
   Revision revision_floor = 0;                              // --revision-floor

@@ -1,15 +1,16 @@
 #pragma once
-// What the actors of one engine share. Internal to actors/.
+// What the shards and actors of one engine share. Internal to actors/.
 #include <array>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "actors/connection_directory.hpp"
 #include "actors/engine.hpp"
 #include "actors/event_bus.hpp"
-#include "actors/owner_index.hpp"
-#include "actors/registry.hpp"
+#include "actors/shard.hpp"
 #include "actors/turn_gate.hpp"
 #include "storage/ledger.hpp"
 
@@ -27,22 +28,26 @@ struct EngineCounters {
 struct EngineCore {
   EngineCore(boost::asio::io_context& io, const Clock& clock, EngineConfig config,
              std::unique_ptr<storage::Ledger> ledger)
-      : io(io),
-        clock(clock),
-        config(std::move(config)),
-        ledger(std::move(ledger)),
-        registry(*this, this->config.shards) {}
+      : io(io), clock(clock), config(std::move(config)), ledger(std::move(ledger)) {
+    std::size_t n = std::max<std::size_t>(this->config.shards, 1);
+    shards.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) shards.push_back(std::make_unique<Shard>(*this, turns));
+  }
+
+  std::size_t shard_index(std::string_view key) const {
+    return std::hash<std::string_view>{}(key) % shards.size();
+  }
+  Shard& shard_of(std::string_view key) const { return *shards[shard_index(key)]; }
 
   boost::asio::io_context& io;
   const Clock& clock;
   const EngineConfig config;
   std::unique_ptr<storage::Ledger> ledger;
   EventBus bus;
-  // Before the registry: its timers' handlers hold tickets.
+  // Before the shards: their queued turns and timers' handlers hold tickets.
   TurnGate turns;
-  Registry registry;
+  std::vector<std::unique_ptr<Shard>> shards;
   ConnectionDirectory connections;
-  OwnerIndex owners;
   EngineCounters counters;
 };
 

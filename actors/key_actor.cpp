@@ -18,16 +18,16 @@ constexpr Millis kRetryAfterRefusal = 1000;
 
 }  // namespace
 
-KeyActor::KeyActor(EngineCore& core, std::size_t key_size, std::uint16_t strand)
-    : core_(core), strand_(strand), key_size_(static_cast<std::uint16_t>(key_size)) {}
+KeyActor::KeyActor(EngineCore& core, Shard& shard, std::size_t key_size)
+    : core_(core), shard_(shard), key_size_(static_cast<std::uint16_t>(key_size)) {}
 
-ActorRef KeyActor::create(EngineCore& core, std::string_view key, std::uint16_t strand) {
+ActorRef KeyActor::create(EngineCore& core, Shard& shard, std::string_view key) {
   // Transports allow kMaxKeyBytes; the engine API itself does not validate keys.
   if (key.size() > UINT16_MAX) throw std::length_error("key too long for a key actor");
   // One allocation for the actor and its key: the key is stored once, and costs no string.
   void* memory = ::operator new(sizeof(KeyActor) + key.size());
   std::memcpy(static_cast<char*>(memory) + sizeof(KeyActor), key.data(), key.size());
-  return ActorRef(new (memory) KeyActor(core, key.size(), strand));
+  return ActorRef(new (memory) KeyActor(core, shard, key.size()));
 }
 
 void intrusive_ptr_add_ref(KeyActor* actor) {
@@ -43,17 +43,6 @@ void intrusive_ptr_release(KeyActor* actor) {
 KeyActor::Busy& KeyActor::busy() {
   if (!busy_) busy_ = std::make_unique<Busy>();
   return *busy_;
-}
-
-template <typename Fn>
-void KeyActor::post(bool counted, Fn&& fn) {
-  boost::asio::post(
-      core_.registry.strand(strand_),
-      core_.turns.counted([self = ActorRef(this), counted, fn = std::forward<Fn>(fn)]() mutable {
-        if (!self->retired_) fn();
-        if (counted) self->refs.fetch_sub(1);
-        self->maybe_retire();
-      }));
 }
 
 storage::Status KeyActor::load() {
@@ -172,7 +161,7 @@ void KeyActor::serve_waiters(Millis now, Step& step) {
   if (waiters.empty() || state_.lease || state_.lock_until > now) return;
   Waiter& first = waiters.front();
   AcquireOutcome outcome =
-      acquire(state_, key(), first.request.params, now, core_.config.limits, step.change);
+      tenure::acquire(state_, key(), first.request.params, now, core_.config.limits, step.change);
   if (outcome.status == AcquireStatus::acquired) {
     reply_acquired(step, std::move(first.reply), outcome.fresh);
     waiters.pop_front();
@@ -185,7 +174,7 @@ void KeyActor::account(const std::vector<Event>& events) {
     switch (e.type) {
       case EventType::acquired:
         core_.counters.live_leases.fetch_add(1);
-        core_.owners.add(e.owner, this);
+        shard_.owners().add(e.owner, this);
         indexed_ = true;
         break;
       case EventType::expired:
@@ -194,7 +183,7 @@ void KeyActor::account(const std::vector<Event>& events) {
       case EventType::released:
       case EventType::revoked:
         core_.counters.live_leases.fetch_sub(1);
-        core_.owners.remove(e.owner, this);
+        shard_.owners().remove(e.owner, this);
         indexed_ = false;
         break;
       case EventType::renewed:
@@ -232,20 +221,11 @@ void KeyActor::finish(Step& step) {
   if (!change.empty()) {
     seq = ++b.write_seq;
     if (!change.tenures.empty()) b.inflight_tenures.push_back({seq, change.tenures});
-    std::vector<storage::WriteOp> ops;
-    ops.push_back({std::string(key()),
-                   change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
-                   std::move(change.tenures), std::move(change.events)});
-    core_.ledger->writer().submit(
-        std::move(ops), [self = ActorRef(this), seq](bool ok, std::vector<storage::WriteOp>& ops) {
-          EngineCore& core = self->core_;
-          boost::asio::post(
-              core.registry.strand(self->strand_),
-              core.turns.counted([self, seq, ok, events = std::move(ops.front().events)]() mutable {
-                self->on_committed(seq, ok, events);
-                self->maybe_retire();
-              }));
-        });
+    shard_.stage(
+        *this, seq,
+        storage::WriteOp{std::string(key()),
+                         change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
+                         std::move(change.tenures), std::move(change.events)});
   }
   for (PendingReply& r : step.replies) {
     r.seq = seq;
@@ -270,7 +250,7 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, std::vector<Event>& even
     // A second from now the key is read back and its expiry retried, in case nothing else
     // touches it (its timer was armed from the state that was not written).
     wake_at_ = core_.clock.now() + kRetryAfterRefusal;
-    core_.registry.schedule(ActorRef(this), wake_at_);
+    shard_.schedule(*this, wake_at_);
   }
   flush_ready(&events, seq, ok);
 }
@@ -305,7 +285,7 @@ void KeyActor::rearm() {
   }
   if (next != 0 && (wake_at_ == 0 || next < wake_at_)) {
     wake_at_ = next;
-    core_.registry.schedule(ActorRef(this), next);
+    shard_.schedule(*this, next);
   }
 }
 
@@ -313,57 +293,52 @@ void KeyActor::maybe_retire() {
   if (busy_ && busy_->drained()) busy_.reset();
   // The owner index points at this actor while the ledger says it holds a lease, even when a
   // failed write left memory without it.
-  if (retired_ || refs.load() != 0 || state_.lease || busy_ || indexed_) return;
-  if (!core_.registry.retire(*this)) return;
-  retired_.store(true, std::memory_order_release);
-  // A wake-up still queued would keep this actor, and its memory, until its deadline.
-  if (wake_at_ != 0) core_.registry.drop_wakes(key());
+  if (!idle()) return;
+  shard_.went_idle(*this, ++idle_mark_);  // may drop the shard's reference: the caller holds one
 }
 
 // ---- messages --------------------------------------------------------------------------------
 
-void KeyActor::post_acquire(AcquireRequest request, Reply<AcquireResult> reply) {
-  post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
-    if (!load_or_fail(reply)) return;
-    Millis now = request.caller.received_at;
-    AcquireParams& params = request.params;
-    params.principal = request.caller.principal;
-    params.admin = request.caller.admin;
-    params.conn = request.caller.conn;
-    Step step;
-    settle(now, step);
-    AcquireOutcome outcome;
-    bool holder_reacquires = state_.lease && state_.lease->owner == params.owner;
-    if (waiter_count() > 0 && !holder_reacquires) {
-      // Others are queued (the key is held or in lock-delay): no overtaking them.
-      outcome = AcquireOutcome{state_.lease ? AcquireStatus::held : AcquireStatus::lock_delay,
-                               false, std::max<Millis>(state_.lock_until - now, 0)};
-    } else {
-      outcome = acquire(state_, key(), params, now, core_.config.limits, step.change);
+void KeyActor::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
+  if (!load_or_fail(reply)) return;
+  Millis now = request.caller.received_at;
+  AcquireParams& params = request.params;
+  params.principal = request.caller.principal;
+  params.admin = request.caller.admin;
+  params.conn = request.caller.conn;
+  Step step;
+  settle(now, step);
+  AcquireOutcome outcome;
+  bool holder_reacquires = state_.lease && state_.lease->owner == params.owner;
+  if (waiter_count() > 0 && !holder_reacquires) {
+    // Others are queued (the key is held or in lock-delay): no overtaking them.
+    outcome = AcquireOutcome{state_.lease ? AcquireStatus::held : AcquireStatus::lock_delay, false,
+                             std::max<Millis>(state_.lock_until - now, 0)};
+  } else {
+    outcome = tenure::acquire(state_, key(), params, now, core_.config.limits, step.change);
+  }
+  switch (outcome.status) {
+    case AcquireStatus::acquired:
+      reply_acquired(step, std::move(reply), outcome.fresh);
+      break;
+    case AcquireStatus::forbidden: {
+      AcquireResult result;
+      result.error = Error{errc::forbidden, "the lease on this key was acquired by another user"};
+      reply_now(step, std::move(reply), std::move(result));
+      break;
     }
-    switch (outcome.status) {
-      case AcquireStatus::acquired:
-        reply_acquired(step, std::move(reply), outcome.fresh);
-        break;
-      case AcquireStatus::forbidden: {
-        AcquireResult result;
-        result.error = Error{errc::forbidden, "the lease on this key was acquired by another user"};
-        reply_now(step, std::move(reply), std::move(result));
-        break;
+    case AcquireStatus::held:
+    case AcquireStatus::lock_delay:
+      if (request.wait_ms > 0) {
+        Millis deadline = now + request.wait_ms;
+        busy().waiters.push_back(Waiter{std::move(request), deadline, std::move(reply)});
+        core_.counters.waiters.fetch_add(1);
+      } else {
+        reply_held(step, std::move(reply), outcome);
       }
-      case AcquireStatus::held:
-      case AcquireStatus::lock_delay:
-        if (request.wait_ms > 0) {
-          Millis deadline = now + request.wait_ms;
-          busy().waiters.push_back(Waiter{std::move(request), deadline, std::move(reply)});
-          core_.counters.waiters.fetch_add(1);
-        } else {
-          reply_held(step, std::move(reply), outcome);
-        }
-        break;
-    }
-    finish(step);
-  });
+      break;
+  }
+  finish(step);
 }
 
 Millis KeyActor::begin_holder_turn(const Caller& caller, HolderParams& holder, Step& step) {
@@ -373,179 +348,159 @@ Millis KeyActor::begin_holder_turn(const Caller& caller, HolderParams& holder, S
   return caller.received_at;
 }
 
-void KeyActor::post_renew(RenewRequest request, Reply<HolderResult> reply) {
-  post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
-    if (!load_or_fail(reply)) return;
-    Step step;
-    Millis now = begin_holder_turn(request.caller, request.holder, step);
-    HolderOutcome outcome =
-        renew(state_, key(), request.holder, request.ttl_ms, now, core_.config.limits, step.change);
-    reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
-    finish(step);
-  });
+void KeyActor::renew(RenewRequest request, Reply<HolderResult> reply) {
+  if (!load_or_fail(reply)) return;
+  Step step;
+  Millis now = begin_holder_turn(request.caller, request.holder, step);
+  HolderOutcome outcome = tenure::renew(state_, key(), request.holder, request.ttl_ms, now,
+                                        core_.config.limits, step.change);
+  reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
+  finish(step);
 }
 
-void KeyActor::post_release(ReleaseRequest request, Reply<HolderResult> reply) {
-  post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
-    if (!load_or_fail(reply)) return;
-    Step step;
-    Millis now = begin_holder_turn(request.caller, request.holder, step);
-    HolderOutcome outcome = release(state_, key(), request.holder, now, step.change);
-    reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
-    serve_waiters(now, step);
-    finish(step);
-  });
+void KeyActor::release(ReleaseRequest request, Reply<HolderResult> reply) {
+  if (!load_or_fail(reply)) return;
+  Step step;
+  Millis now = begin_holder_turn(request.caller, request.holder, step);
+  HolderOutcome outcome = tenure::release(state_, key(), request.holder, now, step.change);
+  reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
+  serve_waiters(now, step);
+  finish(step);
 }
 
-void KeyActor::post_revoke(RevokeRequest request, Reply<HolderResult> reply) {
-  post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
-    if (!load_or_fail(reply)) return;
-    Millis now = request.caller.received_at;
-    Step step;
-    settle(now, step);
-    HolderOutcome outcome =
-        revoke(state_, key(), Revocation{std::move(request.by), std::move(request.reason)}, now,
-               step.change);
-    reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
-    serve_waiters(now, step);
-    finish(step);
-  });
+void KeyActor::revoke(RevokeRequest request, Reply<HolderResult> reply) {
+  if (!load_or_fail(reply)) return;
+  Millis now = request.caller.received_at;
+  Step step;
+  settle(now, step);
+  HolderOutcome outcome =
+      tenure::revoke(state_, key(), Revocation{std::move(request.by), std::move(request.reason)},
+                     now, step.change);
+  reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
+  serve_waiters(now, step);
+  finish(step);
 }
 
-void KeyActor::post_check(CheckRequest request, Reply<HolderResult> reply) {
-  post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
-    if (!load_or_fail(reply)) return;
-    Millis now = request.caller.received_at;
-    Step step;
-    settle(now, step);
-    HolderOutcome outcome = check(state_, key(), request.token, request.owner, now, step.change);
-    reply_holder(step, std::move(reply), outcome, false);
-    finish(step);
-  });
+void KeyActor::check(CheckRequest request, Reply<HolderResult> reply) {
+  if (!load_or_fail(reply)) return;
+  Millis now = request.caller.received_at;
+  Step step;
+  settle(now, step);
+  HolderOutcome outcome =
+      tenure::check(state_, key(), request.token, request.owner, now, step.change);
+  reply_holder(step, std::move(reply), outcome, false);
+  finish(step);
 }
 
-void KeyActor::post_get(GetRequest request, Reply<GetResult> reply) {
-  post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
-    if (!load_or_fail(reply)) return;
-    Step step;
-    settle(request.caller.received_at, step);
-    GetResult result;
-    result.key = key();
-    result.lease = state_.lease;
-    result.last_token = state_.last_token;
-    result.waiters = waiter_count();
-    if (busy_) {
-      for (const Waiter& w : busy_->waiters) {
-        if (result.waiting.size() == GetResult::kMaxListedWaiters) break;
-        result.waiting.push_back({w.request.params.owner, w.request.caller.received_at});
-      }
+void KeyActor::get(GetRequest request, Reply<GetResult> reply) {
+  if (!load_or_fail(reply)) return;
+  Step step;
+  settle(request.caller.received_at, step);
+  GetResult result;
+  result.key = key();
+  result.lease = state_.lease;
+  result.last_token = state_.last_token;
+  result.waiters = waiter_count();
+  if (busy_) {
+    for (const Waiter& w : busy_->waiters) {
+      if (result.waiting.size() == GetResult::kMaxListedWaiters) break;
+      result.waiting.push_back({w.request.params.owner, w.request.caller.received_at});
     }
-    if (!state_.lease && state_.lock_until > request.caller.received_at) {
-      result.lock_delay_until = state_.lock_until;
-    }
-    reply_now(step, std::move(reply), std::move(result));
-    finish(step);
-  });
+  }
+  if (!state_.lease && state_.lock_until > request.caller.received_at) {
+    result.lock_delay_until = state_.lock_until;
+  }
+  reply_now(step, std::move(reply), std::move(result));
+  finish(step);
 }
 
-void KeyActor::post_history(HistoryRequest request, Reply<HistoryResult> reply) {
-  post(true, [this, request = std::move(request), reply = std::move(reply)]() mutable {
-    if (!load_or_fail(reply)) return;
-    Step step;
-    settle(request.caller.received_at, step);
-    // As of this turn: the ledger, with this key's uncommitted tenure records laid over it.
-    std::vector<TenureRecord> newer;
-    if (busy_) {
-      for (const Busy::InflightTenures& t : busy_->inflight_tenures) {
-        newer.insert(newer.end(), t.records.begin(), t.records.end());
-      }
+void KeyActor::history(HistoryRequest request, Reply<HistoryResult> reply) {
+  if (!load_or_fail(reply)) return;
+  Step step;
+  settle(request.caller.received_at, step);
+  // As of this turn: the ledger, with this key's uncommitted tenure records laid over it.
+  std::vector<TenureRecord> newer;
+  if (busy_) {
+    for (const Busy::InflightTenures& t : busy_->inflight_tenures) {
+      newer.insert(newer.end(), t.records.begin(), t.records.end());
     }
-    for (const TenureRecord& t : step.change.tenures) newer.push_back(t);
-    HistoryResult result = read_history(*core_.ledger, request);
-    overlay_history(result, newer, request);
-    reply_now(step, std::move(reply), std::move(result));
-    finish(step);
-  });
+  }
+  for (const TenureRecord& t : step.change.tenures) newer.push_back(t);
+  HistoryResult result = read_history(*core_.ledger, request);
+  overlay_history(result, newer, request);
+  reply_now(step, std::move(reply), std::move(result));
+  finish(step);
 }
 
-void KeyActor::post_disconnect(ConnId conn) {
-  post(true, [this, conn] {
-    if (!loaded_) return;
-    Millis now = core_.clock.now();
-    Step step;
-    // Nobody reads the answer, but it closes the request's books (the engine's in-flight gate).
-    if (busy_) {
-      std::erase_if(busy_->waiters, [&](Waiter& w) {
-        if (w.request.caller.conn != conn) return false;
-        AcquireResult result;
-        result.error = Error{errc::unavailable, "the connection closed"};
-        reply_now(step, std::move(w.reply), std::move(result));
-        core_.counters.waiters.fetch_sub(1);
-        return true;
-      });
-    }
-    settle(now, step);
-    release_on_disconnect(state_, key(), conn, now, step.change);
-    serve_waiters(now, step);
-    finish(step);
-  });
+void KeyActor::disconnect(ConnId conn) {
+  if (!loaded_) return;
+  Millis now = core_.clock.now();
+  Step step;
+  // Nobody reads the answer, but it closes the request's books (the engine's in-flight gate).
+  if (busy_) {
+    std::erase_if(busy_->waiters, [&](Waiter& w) {
+      if (w.request.caller.conn != conn) return false;
+      AcquireResult result;
+      result.error = Error{errc::unavailable, "the connection closed"};
+      reply_now(step, std::move(w.reply), std::move(result));
+      core_.counters.waiters.fetch_sub(1);
+      return true;
+    });
+  }
+  settle(now, step);
+  release_on_disconnect(state_, key(), conn, now, step.change);
+  serve_waiters(now, step);
+  finish(step);
 }
 
-void KeyActor::post_recover(storage::LoadedState loaded, std::function<void()> turn_done) {
-  post(true, [this, loaded = std::move(loaded), turn_done = std::move(turn_done)]() mutable {
-    state_ = std::move(loaded.state);
-    loaded_ = true;
-    Step step;
-    step.change.state_dirty = loaded.corrupt;
-    if (state_.lease) {
-      core_.counters.live_leases.fetch_add(1);
-      core_.owners.add(state_.lease->owner, this);
-      indexed_ = true;
-    }
-    Millis now = core_.clock.now();
-    if (state_.lease && state_.lease->release_on_disconnect && state_.lease->live_at(now)) {
-      // Its connection did not survive the restart (§3 release_on_disconnect).
-      HolderParams holder{state_.lease->owner, state_.lease->token, 0, true};
-      release(state_, key(), holder, now, step.change);
-    }
-    settle(now, step);
-    finish(step);
-    turn_done();
-  });
+void KeyActor::recover(storage::LoadedState loaded) {
+  state_ = std::move(loaded.state);
+  loaded_ = true;
+  Step step;
+  step.change.state_dirty = loaded.corrupt;
+  if (state_.lease) {
+    core_.counters.live_leases.fetch_add(1);
+    shard_.owners().add(state_.lease->owner, this);
+    indexed_ = true;
+  }
+  Millis now = core_.clock.now();
+  if (state_.lease && state_.lease->release_on_disconnect && state_.lease->live_at(now)) {
+    // Its connection did not survive the restart (§3 release_on_disconnect).
+    HolderParams holder{state_.lease->owner, state_.lease->token, 0, true};
+    tenure::release(state_, key(), holder, now, step.change);
+  }
+  settle(now, step);
+  finish(step);
 }
 
-void KeyActor::post_shutdown() {
-  post(false, [this] {
-    Step step;
-    if (busy_) {
-      for (Waiter& w : busy_->waiters) {
-        AcquireResult result;
-        result.error = Error{errc::unavailable, "the server is shutting down"};
-        reply_now(step, std::move(w.reply), std::move(result));
-      }
-      core_.counters.waiters.fetch_sub(static_cast<std::int64_t>(busy_->waiters.size()));
-      busy_->waiters.clear();
+void KeyActor::shutdown() {
+  Step step;
+  if (busy_) {
+    for (Waiter& w : busy_->waiters) {
+      AcquireResult result;
+      result.error = Error{errc::unavailable, "the server is shutting down"};
+      reply_now(step, std::move(w.reply), std::move(result));
     }
-    finish(step);
-  });
+    core_.counters.waiters.fetch_sub(static_cast<std::int64_t>(busy_->waiters.size()));
+    busy_->waiters.clear();
+  }
+  finish(step);
 }
 
-void KeyActor::post_wake(Millis at) {
-  post(false, [this, at] {
-    if (at != wake_at_) return;  // superseded by an earlier wake-up
-    wake_at_ = 0;
-    if (!load().ok()) return;  // the next request on the key answers `unavailable`
-    Millis now = core_.clock.now();
-    if (state_.lease && state_.lease->expires_at && *state_.lease->expires_at <= now) {
-      auto late = static_cast<std::uint64_t>(now - *state_.lease->expires_at);
-      std::size_t bucket = std::min<std::size_t>(std::bit_width(late), 15);
-      core_.counters.expiry_lateness_ms_log2[bucket].fetch_add(1);
-      core_.counters.expiry_lateness_ms_sum.fetch_add(late);
-    }
-    Step step;
-    settle(now, step);
-    finish(step);
-  });
+void KeyActor::wake(Millis at) {
+  if (at != wake_at_) return;  // superseded by an earlier wake-up
+  wake_at_ = 0;
+  if (!load().ok()) return;  // the next request on the key answers `unavailable`
+  Millis now = core_.clock.now();
+  if (state_.lease && state_.lease->expires_at && *state_.lease->expires_at <= now) {
+    auto late = static_cast<std::uint64_t>(now - *state_.lease->expires_at);
+    std::size_t bucket = std::min<std::size_t>(std::bit_width(late), 15);
+    core_.counters.expiry_lateness_ms_log2[bucket].fetch_add(1);
+    core_.counters.expiry_lateness_ms_sum.fetch_add(late);
+  }
+  Step step;
+  settle(now, step);
+  finish(step);
 }
 
 }  // namespace tenure

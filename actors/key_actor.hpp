@@ -1,7 +1,8 @@
 #pragma once
-// One key's actor: the only place where that key's lease state changes. Every method posts a
-// message to the actor's strand; the state machine runs there, the change goes to the ledger's
-// group writer, and replies leave in request order once their change is durable.
+// One key's actor: the only place where that key's lease state changes. It lives in its key's
+// shard and runs only there: the state machine runs in the shard's turn, the change is staged
+// for the shard's next write group, and replies leave in request order once their change is
+// durable.
 #include <atomic>
 #include <functional>
 #include <list>
@@ -17,12 +18,13 @@
 namespace tenure {
 
 struct EngineCore;
+class Shard;
 
 // The key's bytes live right after the object, in the same allocation (see create).
 class KeyActor {
  public:
-  // A new, unloaded actor running on the registry's strand number `strand`.
-  static ActorRef create(EngineCore& core, std::string_view key, std::uint16_t strand);
+  // A new, unloaded actor of `shard`.
+  static ActorRef create(EngineCore& core, Shard& shard, std::string_view key);
   KeyActor(const KeyActor&) = delete;
   KeyActor& operator=(const KeyActor&) = delete;
 
@@ -30,29 +32,36 @@ class KeyActor {
     return {reinterpret_cast<const char*>(this) + sizeof(KeyActor), key_size_};
   }
 
-  // Each message consumes one reference taken by Registry::ref/find_ref.
-  void post_acquire(AcquireRequest request, Reply<AcquireResult> reply);
-  void post_renew(RenewRequest request, Reply<HolderResult> reply);
-  void post_release(ReleaseRequest request, Reply<HolderResult> reply);
-  void post_revoke(RevokeRequest request, Reply<HolderResult> reply);
-  void post_check(CheckRequest request, Reply<HolderResult> reply);
-  void post_get(GetRequest request, Reply<GetResult> reply);
-  void post_history(HistoryRequest request, Reply<HistoryResult> reply);
-  void post_disconnect(ConnId conn);
-  // `turn_done` is called once the recovery turn has handed its writes to the ledger.
-  void post_recover(storage::LoadedState loaded, std::function<void()> turn_done);
-  void post_shutdown();
-  // From the registry's timer; holds no reference.
-  void post_wake(Millis at);
+  // REQUIRES (every method below): on the shard's strand, with a reference held by the caller
+  // (maybe_retire may drop the shard's).
+  void acquire(AcquireRequest request, Reply<AcquireResult> reply);
+  void renew(RenewRequest request, Reply<HolderResult> reply);
+  void release(ReleaseRequest request, Reply<HolderResult> reply);
+  void revoke(RevokeRequest request, Reply<HolderResult> reply);
+  void check(CheckRequest request, Reply<HolderResult> reply);
+  void get(GetRequest request, Reply<GetResult> reply);
+  void history(HistoryRequest request, Reply<HistoryResult> reply);
+  void disconnect(ConnId conn);
+  void recover(storage::LoadedState loaded);
+  void shutdown();
+  // The deadline `at` (scheduled by this actor) is due.
+  void wake(Millis at);
+  // The write `seq` of this actor was made durable (ok) or refused.
+  void on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events);
+  // Tells the shard when nothing keeps the actor (no lease, no waiter, no write in flight): it
+  // may then retire it, at once or once it is among the least recently used idle keys.
+  void maybe_retire();
+  // Nothing keeps the actor, and it has not been used since idle mark `mark`.
+  bool idle_since(std::uint32_t mark) const { return idle() && idle_mark_ == mark; }
+  void retire() { retired_ = true; }
 
-  std::atomic<std::uint32_t> refs{0};
-  // Read off the strand by the registry's timers; set once, on the strand.
-  bool retired() const { return retired_.load(std::memory_order_acquire); }
+  bool retired() const { return retired_; }
+  Millis wake_at() const { return wake_at_; }
 
  private:
   friend void intrusive_ptr_add_ref(KeyActor* actor);
   friend void intrusive_ptr_release(KeyActor* actor);
-  KeyActor(EngineCore& core, std::size_t key_size, std::uint16_t strand);
+  KeyActor(EngineCore& core, Shard& shard, std::size_t key_size);
   ~KeyActor() = default;
 
   struct PendingReply {
@@ -71,8 +80,6 @@ class KeyActor {
     std::vector<PendingReply> replies;
   };
 
-  template <typename Fn>
-  void post(bool counted, Fn&& fn);
   template <typename Result>
   bool load_or_fail(Reply<Result>& reply);
   storage::Status load();
@@ -83,11 +90,10 @@ class KeyActor {
   Millis begin_holder_turn(const Caller& caller, HolderParams& holder, Step& step);
   void serve_waiters(Millis now, Step& step);
   void finish(Step& step);
-  void on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events);
   void flush_ready(const std::vector<Event>* events, std::uint64_t committed, bool ok);
   void account(const std::vector<Event>& events);
   void rearm();
-  void maybe_retire();
+  bool idle() const { return !retired_ && !state_.lease && !busy_ && !indexed_; }
 
   void reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh);
   void reply_held(Step& step, Reply<AcquireResult> reply, const AcquireOutcome& outcome);
@@ -121,17 +127,18 @@ class KeyActor {
   Busy& busy();
   std::size_t waiter_count() const { return busy_ ? busy_->waiters.size() : 0; }
 
-  std::atomic<std::uint32_t> count_{0};  // references: registry, timers, handlers, commits
+  std::atomic<std::uint32_t> count_{0};  // references: the shard, its deadlines, its writes
   EngineCore& core_;
+  Shard& shard_;
   std::unique_ptr<Busy> busy_;
-  Millis wake_at_ = 0;  // the earliest wake-up scheduled, 0: none
+  Millis wake_at_ = 0;           // the earliest wake-up scheduled, 0: none
+  std::uint32_t idle_mark_ = 0;  // counts the times the actor went idle
   // no_unique_address lets the fields below take the state's tail padding.
   [[no_unique_address]] KeyState state_;
-  const std::uint16_t strand_;  // index into the registry's shared strands
   const std::uint16_t key_size_;
   bool loaded_ = false;
   bool indexed_ = false;  // in the owner index (a durable live lease)
-  std::atomic<bool> retired_{false};
+  bool retired_ = false;
 };
 
 }  // namespace tenure

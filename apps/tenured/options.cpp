@@ -216,6 +216,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Threads serving connections and keys")
       ->default_str("number of cores");
+  app.add_option("--shards", o.shards,
+                 "Shards the keys are split into, each owning its keys' actors and timers")
+      ->default_str("one per thread");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   app.add_option("--log-file", o.log_file, "Log here instead of stderr; SIGHUP reopens it");

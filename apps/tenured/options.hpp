@@ -26,6 +26,7 @@ struct Options {
   Millis write_timeout = 30'000;
   std::size_t history_keep = 1000;
   unsigned threads = 1;
+  unsigned shards = 0;  // 0: one per thread
   std::string log_level = "info";
   std::string log_file;
   std::string ws_listen = "127.0.0.1:7420";  // or "off"

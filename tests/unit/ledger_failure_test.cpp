@@ -117,7 +117,9 @@ TEST_CASE("a full disk refuses writes, acknowledges nothing unwritten, and resum
 TEST_CASE("the owner index follows durability: a refused acquire leaves nothing to keep alive",
           "[failure]") {
   FullDiskEnv disk;
-  EngineFixture f(disk.config());
+  EngineConfig config = disk.config();
+  config.idle_keys = 0;  // the refused keys' actors retire at once
+  EngineFixture f(config);
   REQUIRE(f.acquire("held", "a", 60'000).status == AcquireStatus::acquired);
   disk_full = true;
   REQUIRE(f.acquire("phantom", "a", 60'000).error);

@@ -1,0 +1,181 @@
+#include "actors/shard.hpp"
+
+#include <algorithm>
+#include <boost/asio/bind_executor.hpp>
+#include <functional>
+
+#include "actors/engine_core.hpp"
+#include "actors/key_actor.hpp"
+
+namespace tenure {
+namespace {
+
+// Deadlines served per turn of the shard; the rest follow in a new turn, behind the requests
+// that came meanwhile, so an expiry storm cannot starve them (§4).
+constexpr std::size_t kWakeBatch = 4096;
+// Writes per group at most: recovery stages a whole ledger in one turn.
+constexpr std::size_t kMaxGroup = 4096;
+
+// Shrinks a container that emptied out, so that keys gone idle give their memory back; the
+// factor of 8 between growing and shrinking keeps churn from resizing back and forth.
+constexpr std::size_t kShrinkFactor = 8;
+constexpr std::size_t kShrinkAbove = 1024;  // slots; smaller tables are not worth it
+
+template <typename T>
+void shrink_if_sparse(std::vector<T>& v) {
+  if (v.capacity() > kShrinkAbove && v.size() * kShrinkFactor < v.capacity()) v.shrink_to_fit();
+}
+
+}  // namespace
+
+Shard::Shard(EngineCore& core, TurnGate& turns)
+    : core_(core),
+      turns_(turns),
+      strand_(boost::asio::make_strand(core.io)),
+      idle_keep_(core.config.idle_keys / std::max<std::size_t>(core.config.shards, 1)),
+      timer_(core.io) {}
+
+Shard::~Shard() = default;
+
+std::size_t Shard::KeyHash::operator()(std::string_view key) const {
+  return std::hash<std::string_view>{}(key);
+}
+
+std::size_t Shard::KeyHash::operator()(const ActorRef& actor) const {
+  return (*this)(actor->key());
+}
+
+bool Shard::KeyEq::operator()(const ActorRef& a, const ActorRef& b) const {
+  return a->key() == b->key();
+}
+
+bool Shard::KeyEq::operator()(std::string_view key, const ActorRef& actor) const {
+  return key == actor->key();
+}
+
+ActorRef Shard::actor(std::string_view key) {
+  auto it = actors_.find(key);
+  if (it == actors_.end()) {
+    it = actors_.insert(KeyActor::create(core_, *this, key)).first;
+    resident_.store(actors_.size(), std::memory_order_relaxed);
+  }
+  return *it;
+}
+
+ActorRef Shard::find(std::string_view key) const {
+  auto it = actors_.find(key);
+  return it == actors_.end() ? nullptr : *it;
+}
+
+void Shard::went_idle(KeyActor& actor, std::uint32_t mark) {
+  idle_.push_back(Idle{ActorRef(&actor), mark});
+  while (idle_.size() > idle_keep_) {
+    Idle oldest = std::move(idle_.front());
+    idle_.pop_front();
+    if (oldest.actor->idle_since(oldest.mark)) retire(*oldest.actor);
+  }
+}
+
+void Shard::retire(KeyActor& actor) {
+  actor.retire();
+  actors_.erase(actor.key());
+  resident_.store(actors_.size(), std::memory_order_relaxed);
+  if (actors_.bucket_count() > kShrinkAbove &&
+      actors_.size() * kShrinkFactor < actors_.bucket_count()) {
+    actors_.rehash(0);
+  }
+  // A wake-up still queued would keep the actor, and its memory, until its deadline.
+  if (actor.wake_at() != 0 && ++retired_wakes_ * 2 > deadlines_.size()) drop_retired_wakes();
+}
+
+void Shard::drop_retired_wakes() {
+  // Over-counts (entries popped at their deadline were counted too) only bring this forward.
+  std::erase_if(deadlines_, [](const Deadline& d) { return d.actor->retired(); });
+  std::make_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+  retired_wakes_ = 0;
+  shrink_if_sparse(deadlines_);
+}
+
+void Shard::schedule(KeyActor& actor, Millis at) {
+  if (timer_stopped_) return;
+  deadlines_.push_back(Deadline{at, ActorRef(&actor)});
+  std::push_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+  if (armed_at_ == 0 || at < armed_at_) arm(at);
+}
+
+void Shard::arm(Millis at) {
+  armed_at_ = at;
+  Millis delay = std::max<Millis>(at - core_.clock.now(), 0);
+  timer_.expires_after(std::chrono::milliseconds(delay));
+  timer_.async_wait(boost::asio::bind_executor(
+      strand_, turns_.counted([this](const boost::system::error_code& ec) {
+        if (!ec) fire_due();
+      })));
+}
+
+void Shard::fire_due() {
+  if (timer_stopped_) return;
+  Millis now = core_.clock.now();
+  std::size_t woken = 0;
+  while (!deadlines_.empty() && deadlines_.front().at <= now && woken < kWakeBatch) {
+    std::pop_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+    Deadline due = std::move(deadlines_.back());
+    deadlines_.pop_back();
+    if (due.actor->retired()) continue;
+    due.actor->wake(due.at);
+    due.actor->maybe_retire();
+    ++woken;
+  }
+  shrink_if_sparse(deadlines_);
+  bool more_due = !deadlines_.empty() && deadlines_.front().at <= now;
+  armed_at_ = 0;
+  if (more_due) {
+    post([this] { fire_due(); });
+  } else if (!deadlines_.empty()) {
+    arm(deadlines_.front().at);
+  }
+}
+
+void Shard::stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op) {
+  staged_ops_.push_back(std::move(op));
+  staged_by_.push_back(Staged{ActorRef(&actor), seq});
+  if (staged_ops_.size() >= kMaxGroup) {
+    submit_staged();
+    return;
+  }
+  if (flush_posted_) return;
+  // Runs after what is queued on the strand now: one group for the whole burst.
+  flush_posted_ = true;
+  post([this] {
+    flush_posted_ = false;
+    submit_staged();
+  });
+}
+
+void Shard::submit_staged() {
+  if (staged_ops_.empty()) return;
+  std::vector<storage::WriteOp> ops;
+  ops.swap(staged_ops_);
+  core_.ledger->writer().submit(
+      std::move(ops),
+      [this, by = std::move(staged_by_)](bool ok, std::vector<storage::WriteOp>& written) mutable {
+        // On the writer thread: the actors' part runs on the strand, as one message.
+        post([by = std::move(by), ok, written = std::move(written)]() mutable {
+          for (std::size_t i = 0; i < by.size(); ++i) {
+            by[i].actor->on_committed(by[i].seq, ok, written[i].events);
+            by[i].actor->maybe_retire();
+          }
+        });
+      });
+  staged_by_.clear();
+}
+
+std::vector<ActorRef> Shard::actors() const { return {actors_.begin(), actors_.end()}; }
+
+void Shard::stop_timer() {
+  timer_stopped_ = true;
+  timer_.cancel();
+  deadlines_ = {};
+}
+
+}  // namespace tenure

@@ -1,0 +1,124 @@
+#pragma once
+// One shard of the engine (the DragonflyDB model): the keys that hash to it, their actors, their
+// deadlines, their owners and their unwritten changes, touched only on the shard's strand, so
+// nothing on the lease path takes a lock. A request reaches its shard as one posted message and
+// runs its key's actor there; the writes of everything the shard ran in one go leave for the
+// ledger as one group, and their commit comes back as one message.
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/unordered/unordered_flat_set.hpp>
+#include <cstdint>
+#include <deque>
+#include <string_view>
+#include <vector>
+
+#include "actors/actor_ref.hpp"
+#include "actors/owner_index.hpp"
+#include "actors/turn_gate.hpp"
+#include "core/clock.hpp"
+#include "storage/group_writer.hpp"
+
+namespace tenure {
+
+struct EngineCore;
+
+class Shard {
+ public:
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+  Shard(EngineCore& core, TurnGate& turns);
+  ~Shard();
+  Shard(const Shard&) = delete;
+  Shard& operator=(const Shard&) = delete;
+
+  // Runs `fn()` on the strand; the engine's turn gate counts it until it has run.
+  template <typename Fn>
+  void post(Fn&& fn) {
+    boost::asio::post(strand_, turns_.counted(std::forward<Fn>(fn)));
+  }
+
+  // REQUIRES (all below): on the strand.
+  // The key's actor, created (unloaded) if not resident.
+  ActorRef actor(std::string_view key);
+  // The resident actor, or null.
+  ActorRef find(std::string_view key) const;
+  // The actor has nothing to keep it since its idle mark `mark`: it stays resident while it is
+  // among the shard's most recently used idle keys, and retires after.
+  void went_idle(KeyActor& actor, std::uint32_t mark);
+  // Wakes the actor at `at` (clock time).
+  void schedule(KeyActor& actor, Millis at);
+  // Wakes every actor whose deadline is due by the clock now: their expiries leave as one group.
+  void fire_due();
+  // Queues a key's write for the group that leaves at the end of this turn of the shard;
+  // the actor's on_committed(seq, ...) runs once the group is durable.
+  void stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op);
+  // Sends the queued writes now (recovery: before it reports its turn done).
+  void submit_staged();
+  OwnerIndex& owners() { return owners_; }
+  // Every resident actor.
+  std::vector<ActorRef> actors() const;
+  // Stops the timer; later schedule() calls are ignored.
+  void stop_timer();
+
+  // Any thread.
+  std::size_t resident() const { return resident_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Deadline {
+    Millis at;
+    ActorRef actor;
+    bool operator>(const Deadline& other) const { return at > other.at; }
+  };
+  // The actors themselves are the set's elements, looked up by their own key: the key is not
+  // stored a second time, and open addressing costs no node per actor.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const;
+    std::size_t operator()(const ActorRef& actor) const;
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(const ActorRef& a, const ActorRef& b) const;
+    bool operator()(std::string_view key, const ActorRef& actor) const;
+    bool operator()(const ActorRef& actor, std::string_view key) const {
+      return (*this)(key, actor);
+    }
+  };
+  struct Staged {
+    ActorRef actor;
+    std::uint64_t seq;
+  };
+
+  struct Idle {
+    ActorRef actor;
+    std::uint32_t mark;
+  };
+
+  void retire(KeyActor& actor);
+  void arm(Millis at);
+  void drop_retired_wakes();
+
+  EngineCore& core_;
+  TurnGate& turns_;
+  const Strand strand_;
+  boost::unordered_flat_set<ActorRef, KeyHash, KeyEq> actors_;
+  std::atomic<std::size_t> resident_{0};
+  OwnerIndex owners_;
+  // Idle actors, least recently used first; an entry whose actor was used again since is stale
+  // (its mark is old) and skipped. At most idle_keep_ entries, stale ones included.
+  std::deque<Idle> idle_;
+  const std::size_t idle_keep_;
+
+  std::vector<Deadline> deadlines_;  // a min-heap on `at`
+  std::size_t retired_wakes_ = 0;    // entries of retired actors, about
+  boost::asio::steady_timer timer_;
+  Millis armed_at_ = 0;  // 0: not armed
+  bool timer_stopped_ = false;
+
+  std::vector<storage::WriteOp> staged_ops_;
+  std::vector<Staged> staged_by_;
+  bool flush_posted_ = false;
+};
+
+}  // namespace tenure
