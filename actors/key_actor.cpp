@@ -10,6 +10,7 @@
 
 #include "actors/engine_core.hpp"
 #include "actors/reads.hpp"
+#include "storage/codec.hpp"
 
 namespace tenure {
 namespace {
@@ -40,9 +41,43 @@ void intrusive_ptr_release(KeyActor* actor) {
   ::operator delete(actor);
 }
 
+namespace {
+
+// Drained Busy parts kept per thread: a key's every write needs one for a moment, and reusing
+// them saves an allocation (and its list and vectors' ones) per operation.
+constexpr std::size_t kSpareBusy = 256;
+// A queue that grew past this under a burst is not kept for reuse.
+constexpr std::size_t kSparePendingCapacity = 64;
+
+}  // namespace
+
+std::vector<std::unique_ptr<KeyActor::Busy>>& KeyActor::spare_busy() {
+  thread_local std::vector<std::unique_ptr<Busy>> spare;
+  return spare;
+}
+
 KeyActor::Busy& KeyActor::busy() {
-  if (!busy_) busy_ = std::make_unique<Busy>();
+  if (busy_) return *busy_;
+  auto& spare = spare_busy();
+  if (spare.empty()) {
+    busy_ = std::make_unique<Busy>();
+  } else {
+    busy_ = std::move(spare.back());
+    spare.pop_back();
+  }
   return *busy_;
+}
+
+void KeyActor::release_busy() {
+  auto& spare = spare_busy();
+  if (spare.size() < kSpareBusy && busy_->pending.capacity() <= kSparePendingCapacity) {
+    busy_->pending.clear();
+    busy_->pending_head = 0;
+    busy_->write_seq = 0;
+    busy_->committed_seq = 0;
+    spare.push_back(std::move(busy_));
+  }
+  busy_.reset();
 }
 
 storage::Status KeyActor::load() {
@@ -221,11 +256,9 @@ void KeyActor::finish(Step& step) {
   if (!change.empty()) {
     seq = ++b.write_seq;
     if (!change.tenures.empty()) b.inflight_tenures.push_back({seq, change.tenures});
-    shard_.stage(
-        *this, seq,
-        storage::WriteOp{std::string(key()),
-                         change.state_dirty ? std::optional<KeyState>(state_) : std::nullopt,
-                         std::move(change.tenures), std::move(change.events)});
+    shard_.stage(*this, seq,
+                 storage::WriteOp{std::string(key()), encoded_row(change.state_dirty),
+                                  std::move(change.tenures), std::move(change.events)});
   }
   for (PendingReply& r : step.replies) {
     r.seq = seq;
@@ -233,6 +266,15 @@ void KeyActor::finish(Step& step) {
   }
   flush_ready(nullptr, b.committed_seq, true);
   rearm();
+}
+
+std::optional<std::string> KeyActor::encoded_row(bool dirty) const {
+  if (!dirty) return std::nullopt;
+  std::optional<std::string> row(std::in_place);
+  // Room for a row with a lease and a long owner name at once, instead of growing it in steps.
+  row->reserve(128);
+  storage::encode_state(state_, *row);
+  return row;
 }
 
 void KeyActor::on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events) {
@@ -268,7 +310,7 @@ void KeyActor::flush_ready(const std::vector<Event>* events, std::uint64_t commi
     r.send(this_write ? ok : true, rev);
   }
   if (b.pending_head == b.pending.size()) {
-    std::vector<PendingReply>().swap(b.pending);
+    b.pending.clear();
     b.pending_head = 0;
   }
 }
@@ -290,7 +332,7 @@ void KeyActor::rearm() {
 }
 
 void KeyActor::maybe_retire() {
-  if (busy_ && busy_->drained()) busy_.reset();
+  if (busy_ && busy_->drained()) release_busy();
   // The owner index points at this actor while the ledger says it holds a lease, even when a
   // failed write left memory without it.
   if (!idle()) return;

@@ -4,6 +4,7 @@
 // for the shard's next write group, and replies leave in request order once their change is
 // durable.
 #include <atomic>
+#include <boost/container/small_vector.hpp>
 #include <functional>
 #include <list>
 #include <memory>
@@ -77,7 +78,8 @@ class KeyActor {
   // One turn of the actor: what it changed and whom it will answer.
   struct Step {
     Change change;
-    std::vector<PendingReply> replies;
+    // A turn answers one request, and now and then a waiter or a `lost` notice besides.
+    boost::container::small_vector<PendingReply, 2> replies;
   };
 
   template <typename Result>
@@ -90,6 +92,8 @@ class KeyActor {
   Millis begin_holder_turn(const Caller& caller, HolderParams& holder, Step& step);
   void serve_waiters(Millis now, Step& step);
   void finish(Step& step);
+  // The key's lease row as the ledger stores it, if this turn changed it.
+  std::optional<std::string> encoded_row(bool dirty) const;
   void flush_ready(const std::vector<Event>* events, std::uint64_t committed, bool ok);
   void account(const std::vector<Event>& events);
   void rearm();
@@ -125,6 +129,9 @@ class KeyActor {
     }
   };
   Busy& busy();
+  static std::vector<std::unique_ptr<Busy>>& spare_busy();
+  // Gives back a drained Busy, kept for the next actor on this thread that needs one.
+  void release_busy();
   std::size_t waiter_count() const { return busy_ ? busy_->waiters.size() : 0; }
 
   std::atomic<std::uint32_t> count_{0};  // references: the shard, its deadlines, its writes

@@ -8,8 +8,10 @@ constexpr std::uint8_t kFormat = 1;
 // format 1, so that they stay readable by servers that predate it.
 constexpr std::uint8_t kFormatRevoked = 2;
 
+// Appends to a caller's buffer, so that a buffer reused row after row allocates nothing.
 class Writer {
  public:
+  explicit Writer(std::string& out) : out_(out) {}
   void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void varint(std::uint64_t v) {
     while (v >= 0x80) {
@@ -29,10 +31,9 @@ class Writer {
     u8(t ? 1 : 0);
     if (t) signed_varint(*t);
   }
-  std::string take() { return std::move(out_); }
 
  private:
-  std::string out_;
+  std::string& out_;
 };
 
 class Reader {
@@ -109,8 +110,9 @@ bool read_enum(Reader& r, E& out, std::uint8_t max) {
 
 }  // namespace
 
-std::string encode_state(const KeyState& state) {
-  Writer w;
+void encode_state(const KeyState& state, std::string& out) {
+  out.clear();
+  Writer w(out);
   w.u8(kFormat);
   w.varint(state.last_token);
   w.signed_varint(state.lock_until);
@@ -128,7 +130,6 @@ std::string encode_state(const KeyState& state) {
     w.u8(l.release_on_disconnect ? 1 : 0);
     w.signed_varint(l.lock_delay_ms);
   }
-  return w.take();
 }
 
 std::optional<KeyState> decode_state(std::string_view bytes) {
@@ -158,15 +159,15 @@ std::optional<KeyState> decode_state(std::string_view bytes) {
   return s;
 }
 
-std::string encode_tenure(const TenureRecord& record) {
-  Writer w;
+void encode_tenure(const TenureRecord& record, std::string& out) {
+  out.clear();
+  Writer w(out);
   w.u8(format_of(record.revocation));
   w.str(record.owner);
   w.signed_varint(record.acquired_at);
   w.optional_time(record.ended_at);
   w.u8(record.end ? static_cast<std::uint8_t>(*record.end) + 1 : 0);
   write_revocation(w, record.revocation);
-  return w.take();
 }
 
 std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token) {
@@ -183,8 +184,9 @@ std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token) {
   return t;
 }
 
-std::string encode_event(const Event& event) {
-  Writer w;
+void encode_event(const Event& event, std::string& out) {
+  out.clear();
+  Writer w(out);
   w.u8(format_of(event.revocation));
   w.u8(static_cast<std::uint8_t>(event.type));
   w.str(event.key);
@@ -193,7 +195,6 @@ std::string encode_event(const Event& event) {
   w.signed_varint(event.at);
   w.optional_time(event.expires_at);
   write_revocation(w, event.revocation);
-  return w.take();
 }
 
 std::optional<Event> decode_event(std::string_view bytes, Revision revision) {
@@ -232,8 +233,34 @@ std::string tenure_row_prefix(std::string_view key) {
   return out;
 }
 
+void tenure_row_key(std::string_view key, Token token, std::string& out) {
+  out.assign(key);
+  out.push_back('\0');
+  out.append(big_endian(token));
+}
+
 std::string tenure_row_key(std::string_view key, Token token) {
-  return tenure_row_prefix(key) + big_endian(token);
+  std::string out;
+  tenure_row_key(key, token, out);
+  return out;
+}
+
+std::string encode_state(const KeyState& state) {
+  std::string out;
+  encode_state(state, out);
+  return out;
+}
+
+std::string encode_tenure(const TenureRecord& record) {
+  std::string out;
+  encode_tenure(record, out);
+  return out;
+}
+
+std::string encode_event(const Event& event) {
+  std::string out;
+  encode_event(event, out);
+  return out;
 }
 
 }  // namespace tenure::storage

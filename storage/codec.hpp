@@ -10,12 +10,17 @@
 
 namespace tenure::storage {
 
+// Each encoder writes into `out` (replacing what it held): a buffer reused for row after row
+// allocates nothing. The forms that return a string are for tests and tools.
+void encode_state(const KeyState& state, std::string& out);
 std::string encode_state(const KeyState& state);
 std::optional<KeyState> decode_state(std::string_view bytes);
 
+void encode_tenure(const TenureRecord& record, std::string& out);
 std::string encode_tenure(const TenureRecord& record);
 std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token);
 
+void encode_event(const Event& event, std::string& out);
 std::string encode_event(const Event& event);
 std::optional<Event> decode_event(std::string_view bytes, Revision revision);
 
@@ -24,6 +29,7 @@ std::string big_endian(std::uint64_t value);
 std::uint64_t from_big_endian(std::string_view bytes);
 
 // Tenure rows are keyed key + '\0' + token; keys never contain control characters (§1).
+void tenure_row_key(std::string_view key, Token token, std::string& out);
 std::string tenure_row_key(std::string_view key, Token token);
 std::string tenure_row_prefix(std::string_view key);
 

@@ -185,20 +185,23 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   for (Pending& p : batch) {
     ops += p.ops.size();
     for (WriteOp& op : p.ops) {
-      if (op.state) encoded &= wb.Put(cf_.leases, op.key, encode_state(*op.state)).ok();
+      if (op.row) encoded &= wb.Put(cf_.leases, op.key, *op.row).ok();
       for (const TenureRecord& t : op.tenures) {
         // A live tenure is read from the lease row; only ended ones get a row of their own, which
         // saves one memtable insert per acquire.
         if (!t.ended_at) continue;
-        encoded &= wb.Put(cf_.tenures, tenure_row_key(op.key, t.token), encode_tenure(t)).ok();
+        tenure_row_key(op.key, t.token, scratch_key_);
+        encode_tenure(t, scratch_value_);
+        encoded &= wb.Put(cf_.tenures, scratch_key_, scratch_value_).ok();
         if (t.token > config_.history_keep) {
-          encoded &=
-              wb.Delete(cf_.tenures, tenure_row_key(op.key, t.token - config_.history_keep)).ok();
+          tenure_row_key(op.key, t.token - config_.history_keep, scratch_key_);
+          encoded &= wb.Delete(cf_.tenures, scratch_key_).ok();
         }
       }
       for (Event& e : op.events) {
         e.revision = ++next;
-        encoded &= wb.Put(cf_.events, big_endian(e.revision), encode_event(e)).ok();
+        encode_event(e, scratch_value_);
+        encoded &= wb.Put(cf_.events, big_endian(e.revision), scratch_value_).ok();
       }
     }
   }

@@ -38,7 +38,9 @@ struct ColumnFamilies {
 // One key's durable change.
 struct WriteOp {
   std::string key;
-  std::optional<KeyState> state;  // the row to put, if it changed
+  // The key's lease row (encode_state) to put, if it changed: encoded by its shard, so that the
+  // one writer thread only copies it.
+  std::optional<std::string> row;
   std::vector<TenureRecord> tenures;
   std::vector<Event> events;  // revisions are filled in at commit
 };
@@ -111,6 +113,9 @@ class GroupWriter {
   // Reused by every commit (writer thread only): a batch of hundreds of writes is a large
   // allocation, and allocating it anew each time makes malloc consolidate its free lists.
   std::unique_ptr<rocksdb::WriteBatch> write_batch_;
+  // Rows and row keys are encoded here, one after the other (the batch copies them).
+  std::string scratch_key_;
+  std::string scratch_value_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -30,17 +30,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   constexpr Revision kRevision = 42;
   switch (data[0] % 4) {
     case 0:
-      round_trip(row, storage::decode_state, storage::encode_state);
+      round_trip(row, storage::decode_state,
+                 [](const KeyState& s) { return storage::encode_state(s); });
       break;
     case 1:
       round_trip(
           row, [](std::string_view b) { return storage::decode_tenure(b, kToken); },
-          storage::encode_tenure);
+          [](const TenureRecord& t) { return storage::encode_tenure(t); });
       break;
     case 2:
       round_trip(
           row, [](std::string_view b) { return storage::decode_event(b, kRevision); },
-          storage::encode_event);
+          [](const Event& e) { return storage::encode_event(e); });
       break;
     default:
       if (row.size() == 8 && storage::big_endian(storage::from_big_endian(row)) != row) {
