@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # the variables are for the sourcing scripts
 # bench/lib.sh: what bench/compare, bench/expiry and bench/big-ledger share. Sourced, not run.
 # The sourcing script sets NAME (its log prefix) first.
 
