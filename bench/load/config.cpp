@@ -63,7 +63,8 @@ std::optional<int> parse_config(int argc, char** argv, Config& c) {
                                       {"acquire-renew-release", Mix::acquire_renew_release},
                                       {"contended", Mix::contended},
                                       {"waiters", Mix::waiters},
-                                      {"expiry", Mix::expiry}};
+                                      {"expiry", Mix::expiry},
+                                      {"hold", Mix::hold}};
   app.add_option("--target", c.target, "tenure, redis or etcd")
       ->transform(CLI::CheckedTransformer(targets))
       ->default_str("tenure");
@@ -95,7 +96,8 @@ std::optional<int> parse_config(int argc, char** argv, Config& c) {
   app.add_option("--mix", c.mix,
                  "acquire-release | acquire-renew-release | contended (held: retry after "
                  "--retry) | waiters (tenure: queue with wait_ms; others: retry) | expiry "
-                 "(acquire each key once, never release; tenure: time the lost events)")
+                 "(acquire each key once, never release; tenure: time the lost events) | hold "
+                 "(acquire each key once, never release, and end: the leases stay live)")
       ->transform(CLI::CheckedTransformer(mixes))
       ->default_str("acquire-release");
   app.add_option("--ttl", c.ttl_ms, "Lease TTL in ms (etcd: rounded up to seconds)")
@@ -109,6 +111,14 @@ std::optional<int> parse_config(int argc, char** argv, Config& c) {
   app.add_option("--watchers", c.watchers,
                  "expiry, tenure: watch subscribers on the socket that time the expired events")
       ->capture_default_str();
+  add_duration(app, "--probe-interval", c.probe_interval,
+               "expiry, tenure: from the first deadline until every expiry is delivered, another "
+               "connection sends a ping and acquires and releases a key of its own this often, "
+               "each timed from when it was due (0: no probe)");
+  app.add_option("--server-pid", c.server_pid,
+                 "expiry: the server's pid; its CPU time (utime + stime) over the storm is "
+                 "reported per lease expired")
+      ->check(CLI::PositiveNumber);
   app.add_option("--wait", c.wait_ms, "waiters: wait_ms of a queued acquire")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -129,7 +139,9 @@ std::optional<int> parse_config(int argc, char** argv, Config& c) {
   }
   // With --ops, or in expiry where each key is taken once, the count ends the run; the
   // duration is then only a bound.
-  if ((c.ops || c.mix == Mix::expiry) && app.count("--duration") == 0) c.duration = kOpsBound;
+  if ((c.ops || c.mix == Mix::expiry || c.mix == Mix::hold) && app.count("--duration") == 0) {
+    c.duration = kOpsBound;
+  }
   if (c.target != Target::etcd && c.socket.empty()) {
     std::cerr << "tenure-bench: --socket is required for --target " << to_string(c.target) << "\n";
     return 1;
@@ -140,6 +152,14 @@ std::optional<int> parse_config(int argc, char** argv, Config& c) {
   }
   if (c.watchers > 0 && (c.mix != Mix::expiry || c.target != Target::tenure)) {
     std::cerr << "tenure-bench: --watchers needs --mix expiry and --target tenure\n";
+    return 1;
+  }
+  if ((c.probe_interval.count() > 0 || c.server_pid > 0) && c.mix != Mix::expiry) {
+    std::cerr << "tenure-bench: --probe-interval and --server-pid need --mix expiry\n";
+    return 1;
+  }
+  if (c.probe_interval.count() > 0 && c.target != Target::tenure) {
+    std::cerr << "tenure-bench: --probe-interval needs --target tenure\n";
     return 1;
   }
   return std::nullopt;
@@ -169,6 +189,8 @@ const char* to_string(Mix mix) {
       return "waiters";
     case Mix::expiry:
       return "expiry";
+    case Mix::hold:
+      return "hold";
   }
   return "?";
 }

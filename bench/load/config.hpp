@@ -8,7 +8,7 @@
 namespace tenure::bench {
 
 enum class Target { tenure, redis, etcd };
-enum class Mix { acquire_release, acquire_renew_release, contended, waiters, expiry };
+enum class Mix { acquire_release, acquire_renew_release, contended, waiters, expiry, hold };
 enum class Dist { uniform, zipf, hot };
 
 struct Config {
@@ -33,7 +33,11 @@ struct Config {
   // 0: every lease gets ttl_ms.
   std::chrono::milliseconds expire_window{0};
   std::chrono::milliseconds expire_after{90'000};
-  std::size_t watchers = 0;      // expiry, tenure: watch subscribers timing the `expired` events
+  std::size_t watchers = 0;  // expiry, tenure: watch subscribers timing the `expired` events
+  // expiry, tenure: > 0 probes the server from another connection during the storm, a `ping` and
+  // an acquire/release of an unrelated key every interval.
+  std::chrono::milliseconds probe_interval{0};
+  int server_pid = 0;  // expiry: the server's process, whose CPU over the storm is reported
   std::int64_t wait_ms = 5'000;  // waiters: how long a queued acquire may wait
   std::int64_t retry_ms = 1;     // contended (and waiters on redis/etcd): pause before a retry
   std::optional<double> rate;    // open loop: total operations per second

@@ -1,5 +1,7 @@
 #include "bench/load/driver.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -8,7 +10,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <chrono>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -50,6 +54,23 @@ SteadyClock::time_point at_ns(std::int64_t ns) {
 
 std::int64_t ms_to_ns(std::int64_t ms) { return ms * 1'000'000; }
 
+// A process's CPU time so far (utime + stime from /proc/PID/stat), in seconds; < 0 if unreadable.
+double process_cpu_seconds(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  // Fields 14 and 15; the second field, the command name in parentheses, may hold spaces.
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);
+  }
+  return fields ? ticks / static_cast<double>(sysconf(_SC_CLK_TCK)) : -1;
+}
+
 // What went wrong, without the source location that Asio's system_error adds to what().
 std::string failure(const std::exception& e) {
   if (const auto* s = dynamic_cast<const boost::system::system_error*>(&e)) {
@@ -64,6 +85,7 @@ int ops_per_cycle(Mix mix) {
     case Mix::acquire_renew_release:
       return 3;
     case Mix::expiry:
+    case Mix::hold:
       return 1;
     default:
       return 2;
@@ -109,12 +131,14 @@ struct Shared {
   std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> measured{0};
   std::atomic<std::int64_t> measure_end{0};  // set when --ops is reached
-  std::atomic<std::uint64_t> next_expiry_key{0};
+  std::atomic<std::uint64_t> next_key{0};    // expiry, hold: the next key to acquire
   ExpiryLedger expiry;
   std::int64_t window_start_ms;               // --expire-window: the first deadline, wall clock
   std::atomic<std::size_t> acquiring;         // expiry: connections still acquiring
   std::atomic<std::size_t> watches_ready{0};  // watchers subscribed (or failed to)
   std::atomic<std::int64_t> last_acquired_ns{0};
+  double storm_seconds = 0;        // written by the Storm, read after the workers joined
+  double server_cpu_seconds = -1;  // likewise
 };
 
 // Polls until `done` holds; expiry's waits are long and rare, so a timer beats signalling.
@@ -175,6 +199,33 @@ class Watcher {
   WatchClient client_;
 };
 
+// Expiry: the storm seen from outside it. From the first deadline (or the last acquire, if later)
+// until every expiry was delivered, a connection of its own probes the server (--probe-interval:
+// a `ping`, and an acquire and release of a key nobody else uses, started on a fixed schedule and
+// timed from when they were due, so that a stall shows in full), and the server's CPU time over
+// the same span is read (--server-pid).
+class Storm {
+ public:
+  explicit Storm(Worker& worker);
+  asio::awaitable<void> run();
+  void close() {
+    if (client_) client_->close();
+  }
+
+ private:
+  bool started() const;
+  asio::awaitable<void> probe_loop();
+  void spawn(asio::awaitable<void> task);
+  asio::awaitable<void> ping(std::int64_t due);
+  asio::awaitable<void> acquire_release(std::int64_t due, std::uint64_t n);
+
+  Worker& worker_;
+  Shared& shared_;
+  Stats& stats_;
+  std::unique_ptr<LockClient> client_;  // with --probe-interval
+  std::size_t in_flight_ = 0;
+};
+
 class Worker {
  public:
   Worker(Shared& shared, std::size_t index)
@@ -188,18 +239,22 @@ class Worker {
   void add_watcher(std::size_t index) {
     watchers_.push_back(std::make_unique<Watcher>(*this, index));
   }
+  void add_storm() { storm_ = std::make_unique<Storm>(*this); }
 
   // Counts a connection's or watcher's end; the watchdog keeps io.run() going until the last.
   auto ended() {
     return [this](std::exception_ptr error) {
       if (error) ++stats.errors["exception"];
-      if (++done_ == connections_.size() + watchers_.size()) watchdog_.cancel();
+      if (++done_ == connections_.size() + watchers_.size() + (storm_ ? 1 : 0)) {
+        watchdog_.cancel();
+      }
     };
   }
 
   void start() {
     for (auto& w : watchers_) asio::co_spawn(io, w->run(), ended());
     for (auto& c : connections_) asio::co_spawn(io, c->run(), ended());
+    if (storm_) asio::co_spawn(io, storm_->run(), ended());
     const Config& config = shared.config;
     std::int64_t grace = kGraceNs;
     if (config.mix == Mix::waiters) grace += ms_to_ns(config.wait_ms);
@@ -213,6 +268,7 @@ class Worker {
       if (!error) {
         for (auto& w : watchers_) w->close();
         for (auto& c : connections_) c->close();
+        if (storm_) storm_->close();
       }
     });
     thread_ = std::thread([this] { io.run(); });
@@ -228,6 +284,7 @@ class Worker {
  private:
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Watcher>> watchers_;
+  std::unique_ptr<Storm> storm_;
   std::size_t done_ = 0;
   asio::steady_timer watchdog_;
   std::thread thread_;
@@ -314,8 +371,9 @@ asio::awaitable<void> Connection::open_loop() {
 asio::awaitable<bool> Connection::cycle(std::int64_t intended) {
   const Config& c = config_;
   bool expiry = c.mix == Mix::expiry;
-  std::size_t key = expiry ? shared_.next_expiry_key++ : worker_.chooser.next();
-  if (key >= c.keys) co_return false;  // expiry: every key has been taken
+  bool once = expiry || c.mix == Mix::hold;  // each key acquired once and never released
+  std::size_t key = once ? shared_.next_key++ : worker_.chooser.next();
+  if (key >= c.keys) co_return false;  // every key has been taken
   std::int64_t ttl_ms = c.ttl_ms;
   if (expiry && c.expire_window.count() > 0) {
     ttl_ms = shared_.planned_ttl_ms(key);
@@ -351,8 +409,8 @@ asio::awaitable<bool> Connection::cycle(std::int64_t intended) {
     start = now_ns();
   }
 
-  if (expiry) {
-    if (hold.expires_at_ms > 0) {
+  if (once) {
+    if (expiry && hold.expires_at_ms > 0) {
       shared_.expiry.expect(key, hold.token, hold.expires_at_ms);
       ++stats_.leases_to_expire;
     }
@@ -420,6 +478,94 @@ void Watcher::on_event(const WatchEvent& event) {
                        event.received_ms);
 }
 
+Storm::Storm(Worker& worker) : worker_(worker), shared_(worker.shared), stats_(worker.stats) {
+  if (shared_.config.probe_interval.count() > 0) {
+    client_ = make_client(shared_.config, worker.io.get_executor());
+  }
+}
+
+bool Storm::started() const {
+  if (shared_.acquiring.load() > 0) return false;
+  return shared_.config.expire_window.count() == 0 || wall_now_ms() >= shared_.window_start_ms;
+}
+
+asio::awaitable<void> Storm::run() {
+  if (client_) {
+    try {
+      co_await client_->connect();
+    } catch (const std::exception& e) {
+      ++stats_.errors["probe connect: " + failure(e)];
+      client_.reset();
+    }
+  }
+  co_await poll_until(worker_.io, [this] { return started() || shared_.expiries_over(); });
+  int pid = shared_.config.server_pid;
+  double cpu = pid > 0 ? process_cpu_seconds(pid) : -1;
+  std::int64_t start = now_ns();
+  if (client_) {
+    co_await probe_loop();
+  } else {
+    co_await poll_until(worker_.io, [this] { return shared_.expiries_over(); });
+  }
+  shared_.storm_seconds = static_cast<double>(now_ns() - start) / 1e9;
+  double cpu_after = pid > 0 ? process_cpu_seconds(pid) : -1;
+  if (cpu >= 0 && cpu_after >= 0) shared_.server_cpu_seconds = cpu_after - cpu;
+  if (client_) {
+    co_await poll_until(worker_.io, [this] { return in_flight_ == 0; });
+    client_->close();
+  }
+}
+
+asio::awaitable<void> Storm::probe_loop() {
+  std::int64_t interval = ms_to_ns(shared_.config.probe_interval.count());
+  std::int64_t next = now_ns();
+  asio::steady_timer timer(worker_.io);
+  for (std::uint64_t n = 0; !shared_.expiries_over(); ++n, next += interval) {
+    if (now_ns() < next) {
+      timer.expires_at(at_ns(next));
+      co_await timer.async_wait(as_tuple(use_awaitable));
+    }
+    // Behind schedule, probes start at once, each still timed from when it was due.
+    spawn(ping(next));
+    spawn(acquire_release(next, n));
+  }
+}
+
+void Storm::spawn(asio::awaitable<void> task) {
+  ++in_flight_;
+  asio::co_spawn(worker_.io, std::move(task), [this](std::exception_ptr error) {
+    if (error) ++stats_.errors["probe exception"];
+    --in_flight_;
+  });
+}
+
+asio::awaitable<void> Storm::ping(std::int64_t due) {
+  OpResult r = co_await client_->ping();
+  if (r.outcome != Outcome::pong) co_return void(++stats_.errors["probe ping: " + r.error_kind]);
+  stats_.probe_ping.record(static_cast<std::uint64_t>((now_ns() - due) / 1000));
+}
+
+asio::awaitable<void> Storm::acquire_release(std::int64_t due, std::uint64_t n) {
+  // A key of its own per probe: on no one's strand, in no one's watch.
+  std::string key = "tenure-bench-probe/" + shared_.nonce + std::to_string(n);
+  std::string owner = shared_.nonce + "probe";
+  LockArgs args{key, owner, shared_.config.ttl_ms, 0};
+  Hold hold;
+  OpResult r = co_await client_->acquire(args, hold);
+  std::int64_t acquired = now_ns();
+  if (r.outcome != Outcome::acquired) {
+    co_return void(
+        ++stats_.errors["probe acquire: " + (r.error_kind.empty() ? "held" : r.error_kind)]);
+  }
+  stats_.probe_acquire.record(static_cast<std::uint64_t>((acquired - due) / 1000));
+  r = co_await client_->release(args, hold);
+  if (r.outcome != Outcome::released) {
+    co_return void(
+        ++stats_.errors["probe release: " + (r.error_kind.empty() ? "refused" : r.error_kind)]);
+  }
+  stats_.probe_release.record(static_cast<std::uint64_t>((now_ns() - acquired) / 1000));
+}
+
 // An operation counts if it started after the warm-up and ended inside the measured window.
 bool Connection::measured(std::int64_t start, std::int64_t end) const {
   std::int64_t stop = shared_.measure_end.load();
@@ -454,6 +600,8 @@ void Connection::count(const OpResult& r, std::int64_t start, std::int64_t end) 
     case Outcome::not_holder:
       ++stats_.not_holder;
       break;
+    case Outcome::pong:
+      break;
     case Outcome::error:
       ++stats_.errors[r.error_kind];
       break;
@@ -469,6 +617,9 @@ RunResult run(const Config& config) {
   for (std::size_t t = 0; t < threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
   for (std::size_t c = 0; c < config.connections; ++c) workers[c % threads]->add_connection(c);
   for (std::size_t w = 0; w < config.watchers; ++w) workers[w % threads]->add_watcher(w);
+  if (config.mix == Mix::expiry && (config.probe_interval.count() > 0 || config.server_pid > 0)) {
+    workers[0]->add_storm();
+  }
   for (auto& w : workers) w->start();
 
   RunResult result;
@@ -479,7 +630,9 @@ RunResult run(const Config& config) {
   std::int64_t end = shared.measure_end.load() ? shared.measure_end.load() : shared.stop_at;
   // Expiry ends its load when every key is taken, usually long before its bound.
   std::int64_t last_acquired = shared.last_acquired_ns.load();
-  if (config.mix == Mix::expiry && last_acquired > 0) end = std::min(end, last_acquired);
+  if ((config.mix == Mix::expiry || config.mix == Mix::hold) && last_acquired > 0) {
+    end = std::min(end, last_acquired);
+  }
   result.seconds = static_cast<double>(end - shared.warmup_end) / 1e9;
   result.checked = shared.check.checked();
   result.double_grants = shared.check.double_grants();
@@ -489,6 +642,8 @@ RunResult run(const Config& config) {
     result.stats.errors["lost_missing"] +=
         result.stats.leases_to_expire - result.stats.lost.delivered;
   }
+  result.storm_seconds = shared.storm_seconds;
+  result.server_cpu_seconds = shared.server_cpu_seconds;
   if (last_acquired > 0) {
     result.acquire_seconds = static_cast<double>(last_acquired - shared.start) / 1e9;
   }

@@ -17,6 +17,10 @@ struct RunResult {
   std::uint64_t double_grants = 0;
   std::uint64_t token_regressions = 0;
   double acquire_seconds = 0;  // expiry: from the start to the last `acquired` reply
+  // expiry: the storm, from its first deadline (or the last acquire, if later) until every expiry
+  // was delivered, and the server's CPU time over it (--server-pid; < 0: not measured).
+  double storm_seconds = 0;
+  double server_cpu_seconds = -1;
 };
 
 RunResult run(const Config& config);

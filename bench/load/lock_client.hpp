@@ -21,6 +21,7 @@ enum class Outcome {
   renewed,
   released,
   not_holder,  // renew/release of a lease we no longer hold (it expired)
+  pong,        // the answer to ping
   error,       // error_kind says which
 };
 
@@ -56,6 +57,10 @@ class LockClient {
   virtual boost::asio::awaitable<OpResult> acquire(const LockArgs& args, Hold& hold) = 0;
   virtual boost::asio::awaitable<OpResult> renew(const LockArgs& args, Hold& hold) = 0;
   virtual boost::asio::awaitable<OpResult> release(const LockArgs& args, Hold& hold) = 0;
+  // A round trip that changes nothing (tenure: `ping`); error "unsupported" elsewhere.
+  virtual boost::asio::awaitable<OpResult> ping() {
+    co_return OpResult{Outcome::error, 0, "unsupported"};
+  }
   // A cycle ends without the lock: frees what acquire set aside (etcd: its lease).
   virtual boost::asio::awaitable<void> abandon(Hold&) { co_return; }
   // Fails every call in flight (error "closed") and refuses new ones.

@@ -65,6 +65,11 @@ std::string mode(const Config& c) {
   return "closed loop";
 }
 
+double cpu_us_per_expiry(const RunResult& r) {
+  std::uint64_t n = r.stats.leases_to_expire;
+  return n > 0 ? r.server_cpu_seconds * 1e6 / static_cast<double>(n) : 0;
+}
+
 }  // namespace
 
 void print_text(std::ostream& out, const Config& c, const RunResult& r) {
@@ -93,6 +98,18 @@ void print_text(std::ostream& out, const Config& c, const RunResult& r) {
     if (c.watchers > 0) {
       out << "  watched     " << c.watchers << " watchers, lagged and resumed " << s.watch_lags
           << " times: " << deliveries_text(s.watched, s.leases_to_expire * c.watchers) << "\n";
+    }
+    if (c.probe_interval.count() > 0) {
+      out << "  probe       every " << c.probe_interval.count() << " ms during the storm ("
+          << fixed(r.storm_seconds, 1) << " s), us from when due: ping "
+          << percentiles_text(s.probe_ping) << "\n              acquire "
+          << percentiles_text(s.probe_acquire) << "\n              release "
+          << percentiles_text(s.probe_release) << "\n";
+    }
+    if (r.server_cpu_seconds >= 0) {
+      out << "  server CPU  " << fixed(r.server_cpu_seconds, 2) << " s over the storm ("
+          << fixed(r.storm_seconds, 1) << " s): " << fixed(cpu_us_per_expiry(r), 1)
+          << " us per lease expired\n";
     }
   }
 }
@@ -129,6 +146,21 @@ void print_json(std::ostream& out, const Config& c, const RunResult& r) {
   deliveries_json(w, "lost", s.lost);
   w.field("watchers", static_cast<std::uint64_t>(c.watchers)).field("watch_lags", s.watch_lags);
   deliveries_json(w, "watched", s.watched);
+  w.key("storm_s").raw(fixed(r.storm_seconds, 3));
+  w.key("server_cpu_s");
+  if (r.server_cpu_seconds >= 0) {
+    w.raw(fixed(r.server_cpu_seconds, 3));
+    w.key("server_cpu_us_per_expiry").raw(fixed(cpu_us_per_expiry(r), 2));
+  } else {
+    w.null();
+    w.key("server_cpu_us_per_expiry").null();
+  }
+  w.key("probe").begin_object();
+  w.field("interval_ms", static_cast<std::int64_t>(c.probe_interval.count()));
+  percentiles_json(w, "ping_us", s.probe_ping);
+  percentiles_json(w, "acquire_us", s.probe_acquire);
+  percentiles_json(w, "release_us", s.probe_release);
+  w.end_object();
   w.end_object().end_object();
   out << text << "\n";
 }

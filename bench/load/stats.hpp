@@ -57,6 +57,10 @@ struct Stats {
   Deliveries lost;                     // expiry: `lost` pushed to the acquiring connection
   Deliveries watched;                  // expiry: `expired` events at the watchers
   std::uint64_t watch_lags = 0;        // expiry: watches that lagged (and were resumed)
+  // expiry, --probe-interval: the probe's round trips during the storm, µs from when each was due
+  Histogram probe_ping;
+  Histogram probe_acquire;
+  Histogram probe_release;  // from when it was sent, right after its acquire
   std::map<std::string, std::uint64_t> errors;
 
   void merge(const Stats& other) {
@@ -74,6 +78,9 @@ struct Stats {
     lost.merge(other.lost);
     watched.merge(other.watched);
     watch_lags += other.watch_lags;
+    probe_ping.merge(other.probe_ping);
+    probe_acquire.merge(other.probe_acquire);
+    probe_release.merge(other.probe_release);
     for (const auto& [kind, n] : other.errors) errors[kind] += n;
   }
 };

@@ -57,6 +57,11 @@ class TenureClient final : public LockClient, private PipelinedStream {
     co_return outcome(r, "released", Outcome::released);
   }
 
+  asio::awaitable<OpResult> ping() override {
+    Reply r = co_await request("ping", [](JsonWriter&) {});
+    co_return outcome(r, "pong", Outcome::pong);
+  }
+
   void close() override { PipelinedStream::close(); }
   void on_lost(LostSink sink) override { lost_ = std::move(sink); }
   bool closed_by_server() const override { return peer_closed(); }
@@ -72,16 +77,21 @@ class TenureClient final : public LockClient, private PipelinedStream {
 
   template <typename Extra>
   asio::awaitable<Reply> call(std::string_view op, const LockArgs& args, Extra extra) {
+    co_return co_await request(op, [&](JsonWriter& w) {
+      w.field("key", args.key).field("owner", args.owner);
+      extra(w);
+    });
+  }
+
+  // Sends {"id", "op", fields...} and waits for the reply with that id.
+  template <typename Fields>
+  asio::awaitable<Reply> request(std::string_view op, Fields fields) {
     if (!is_open()) co_return Reply{};
     std::uint64_t id = ++last_id_;
     line_.clear();
     JsonWriter w(line_);
-    w.begin_object()
-        .field("id", id)
-        .field("op", op)
-        .field("key", args.key)
-        .field("owner", args.owner);
-    extra(w);
+    w.begin_object().field("id", id).field("op", op);
+    fields(w);
     w.end_object();
     line_.push_back('\n');
     send(line_);
