@@ -69,6 +69,7 @@ void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
     if (healthy_.load() && !stopping_) {
       queue_.push_back(Pending{std::move(ops), std::move(done)});
       ++submitted_;
+      ++stats_.groups;
       wake_.notify_one();
       return;
     }

@@ -53,6 +53,7 @@ using EventSink = std::function<void(std::vector<Event> events)>;
 
 struct WriterStats {
   std::uint64_t batches = 0;
+  std::uint64_t groups = 0;  // submit() calls: a shard's turn each
   std::uint64_t syncs = 0;
   std::uint64_t ops = 0;
   std::uint64_t max_batch = 0;
