@@ -109,7 +109,9 @@ void Shard::arm(Millis at) {
   timer_.expires_after(std::chrono::milliseconds(delay));
   timer_.async_wait(boost::asio::bind_executor(
       strand_, turns_.counted([this](const boost::system::error_code& ec) {
-        if (!ec) fire_due();
+        if (ec) return;
+        fire_due();
+        end_turn();
       })));
 }
 
@@ -139,12 +141,16 @@ void Shard::fire_due() {
 void Shard::stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op) {
   staged_ops_.push_back(std::move(op));
   staged_by_.push_back(Staged{ActorRef(&actor), seq});
-  if (staged_ops_.size() >= kMaxGroup) {
+  if (staged_ops_.size() >= kMaxGroup) submit_staged();
+}
+
+void Shard::end_turn() {
+  if (staged_ops_.empty()) return;
+  if (queued_.load(std::memory_order_relaxed) == 0) {
     submit_staged();
     return;
   }
   if (flush_posted_) return;
-  // Runs after what is queued on the strand now: one group for the whole burst.
   flush_posted_ = true;
   post([this] {
     flush_posted_ = false;

@@ -4,6 +4,7 @@
 // nothing on the lease path takes a lock. A request reaches its shard as one posted message and
 // runs its key's actor there; the writes of everything the shard ran in one go leave for the
 // ledger as one group, and their commit comes back as one message.
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -32,10 +33,16 @@ class Shard {
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
 
-  // Runs `fn()` on the strand; the engine's turn gate counts it until it has run.
+  // Runs `fn()` on the strand as one turn of the shard; the engine's turn gate counts it until
+  // it has run.
   template <typename Fn>
   void post(Fn&& fn) {
-    boost::asio::post(strand_, turns_.counted(std::forward<Fn>(fn)));
+    queued_.fetch_add(1, std::memory_order_relaxed);
+    boost::asio::post(strand_, turns_.counted([this, fn = std::forward<Fn>(fn)]() mutable {
+      queued_.fetch_sub(1, std::memory_order_relaxed);
+      fn();
+      end_turn();
+    }));
   }
 
   // REQUIRES (all below): on the strand.
@@ -50,10 +57,10 @@ class Shard {
   void schedule(KeyActor& actor, Millis at);
   // Wakes every actor whose deadline is due by the clock now: their expiries leave as one group.
   void fire_due();
-  // Queues a key's write for the group that leaves at the end of this turn of the shard;
-  // the actor's on_committed(seq, ...) runs once the group is durable.
+  // Queues a key's write for the shard's next group; the actor's on_committed(seq, ...) runs
+  // once the group is durable.
   void stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op);
-  // Sends the queued writes now (recovery: before it reports its turn done).
+  // Sends the staged writes now (recovery: before it reports its turn done).
   void submit_staged();
   OwnerIndex& owners() { return owners_; }
   // Every resident actor.
@@ -96,6 +103,9 @@ class Shard {
   };
 
   void retire(KeyActor& actor);
+  // The staged writes leave now if no other turn is queued on the shard (nothing to wait for),
+  // else after the turns queued now: one group for the whole burst.
+  void end_turn();
   void arm(Millis at);
   void drop_retired_wakes();
 
@@ -119,6 +129,7 @@ class Shard {
   std::vector<storage::WriteOp> staged_ops_;
   std::vector<Staged> staged_by_;
   bool flush_posted_ = false;
+  std::atomic<std::size_t> queued_{0};  // turns posted and not yet begun
 };
 
 }  // namespace tenure
