@@ -133,7 +133,7 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
   auto impl = std::make_unique<Impl>(io, clock, std::move(config), std::move(ledger));
   EventBus& bus = impl->core.bus;
   impl->core.ledger->writer().set_event_sink(
-      [&bus](std::vector<Event> events) { bus.publish(std::move(events)); });
+      [&bus](const std::vector<const Events*>& events) { bus.publish(events); });
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 

@@ -41,16 +41,21 @@ void EventBus::regroup() {
   changed_ = false;
 }
 
-void EventBus::publish(std::vector<Event> events) {
+void EventBus::publish(const std::vector<const Events*>& parts) {
   std::shared_ptr<const Groups> groups;
   {
     std::lock_guard lock(mutex_);
     if (changed_) regroup();
     groups = groups_;
   }
-  published_.fetch_add(events.size());
-  if (groups->empty() || events.empty()) return;
-  auto all = std::make_shared<const std::vector<Event>>(std::move(events));
+  std::size_t count = 0;
+  for (const Events* part : parts) count += part->size();
+  published_.fetch_add(count);
+  if (groups->empty() || count == 0) return;
+  auto events = std::make_shared<std::vector<Event>>();
+  events->reserve(count);
+  for (const Events* part : parts) events->insert(events->end(), part->begin(), part->end());
+  std::shared_ptr<const std::vector<Event>> all = std::move(events);
   for (const Group& group : *groups) {
     EventBatch batch = all;
     if (group.filter.key || !group.filter.prefix.empty()) {

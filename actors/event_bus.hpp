@@ -41,7 +41,9 @@ class EventBus {
  public:
   void subscribe(std::shared_ptr<EventSubscriber> subscriber, WatchFilter filter = {});
   void unsubscribe(const EventSubscriber* subscriber);
-  void publish(std::vector<Event> events);
+  // The events of one commit, in revision order, in parts (one per op); copied once, into one
+  // shared batch, and only if somebody subscribes.
+  void publish(const std::vector<const Events*>& parts);
   std::size_t subscribers() const { return count_.load(std::memory_order_relaxed); }
   std::uint64_t published() const { return published_.load(); }
 

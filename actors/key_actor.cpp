@@ -204,7 +204,7 @@ void KeyActor::serve_waiters(Millis now, Step& step) {
   }
 }
 
-void KeyActor::account(const std::vector<Event>& events) {
+void KeyActor::account(const Events& events) {
   for (const Event& e : events) {
     switch (e.type) {
       case EventType::acquired:
@@ -277,7 +277,7 @@ std::optional<std::string> KeyActor::encoded_row(bool dirty) const {
   return row;
 }
 
-void KeyActor::on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events) {
+void KeyActor::on_committed(std::uint64_t seq, bool ok, Events& events) {
   busy_->committed_seq = seq;
   std::erase_if(busy_->inflight_tenures,
                 [&](const Busy::InflightTenures& t) { return t.seq <= seq; });
@@ -297,7 +297,7 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, std::vector<Event>& even
   flush_ready(&events, seq, ok);
 }
 
-void KeyActor::flush_ready(const std::vector<Event>* events, std::uint64_t committed, bool ok) {
+void KeyActor::flush_ready(const Events* events, std::uint64_t committed, bool ok) {
   Busy& b = *busy_;
   while (b.pending_head < b.pending.size() && b.pending[b.pending_head].seq <= b.committed_seq) {
     PendingReply r = std::move(b.pending[b.pending_head++]);

@@ -48,7 +48,7 @@ class KeyActor {
   // The deadline `at` (scheduled by this actor) is due.
   void wake(Millis at);
   // The write `seq` of this actor was made durable (ok) or refused.
-  void on_committed(std::uint64_t seq, bool ok, std::vector<Event>& events);
+  void on_committed(std::uint64_t seq, bool ok, Events& events);
   // Tells the shard when nothing keeps the actor (no lease, no waiter, no write in flight): it
   // may then retire it, at once or once it is among the least recently used idle keys.
   void maybe_retire();
@@ -94,8 +94,8 @@ class KeyActor {
   void finish(Step& step);
   // The key's lease row as the ledger stores it, if this turn changed it.
   std::optional<std::string> encoded_row(bool dirty) const;
-  void flush_ready(const std::vector<Event>* events, std::uint64_t committed, bool ok);
-  void account(const std::vector<Event>& events);
+  void flush_ready(const Events* events, std::uint64_t committed, bool ok);
+  void account(const Events& events);
   void rearm();
   bool idle() const { return !retired_ && !state_.lease && !busy_ && !indexed_; }
 
@@ -116,7 +116,7 @@ class KeyActor {
     // Tenure records of writes not yet committed, so history can answer as of its turn.
     struct InflightTenures {
       std::uint64_t seq;
-      std::vector<TenureRecord> records;
+      TenureRecords records;
     };
     std::vector<InflightTenures> inflight_tenures;
     // Numbering restarts with each Busy: it is freed only when no write is in flight.

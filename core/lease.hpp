@@ -1,5 +1,6 @@
 #pragma once
 // The records of the tenure ledger: leases, per-key state, tenures and events (§1, §5).
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -79,5 +80,10 @@ struct Event {
   Revision revision = 0;  // assigned by the ledger at commit
   Revocation revocation;  // revoked only
 };
+
+// A change's events and ended tenures: a turn makes one or two of each, kept inline so that a
+// turn allocates no vector for them.
+using Events = boost::container::small_vector<Event, 2>;
+using TenureRecords = boost::container::small_vector<TenureRecord, 1>;
 
 }  // namespace tenure

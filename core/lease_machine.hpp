@@ -23,8 +23,8 @@ struct Limits {
 // What one step changed: the events to log, the tenure records to write, whether the key's row
 // must be rewritten, and which connection must hear that its lease was lost.
 struct Change {
-  std::vector<Event> events;
-  std::vector<TenureRecord> tenures;
+  Events events;
+  TenureRecords tenures;
   bool state_dirty = false;
   ConnId lost_conn = 0;
 

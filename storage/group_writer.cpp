@@ -251,13 +251,13 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   revision_.store(next);
   oldest_revision_.store(new_oldest);
   if (sink && next > revision_before) {
-    std::vector<Event> events;
-    events.reserve(next - revision_before);
+    scratch_events_.clear();
     for (const Pending& p : batch) {
-      for (const WriteOp& op : p.ops)
-        events.insert(events.end(), op.events.begin(), op.events.end());
+      for (const WriteOp& op : p.ops) {
+        if (!op.events.empty()) scratch_events_.push_back(&op.events);
+      }
     }
-    sink(std::move(events));
+    sink(scratch_events_);
   }
   for (Pending& p : batch) p.done(true, p.ops);
   return true;

@@ -41,15 +41,16 @@ struct WriteOp {
   // The key's lease row (encode_state) to put, if it changed: encoded by its shard, so that the
   // one writer thread only copies it.
   std::optional<std::string> row;
-  std::vector<TenureRecord> tenures;
-  std::vector<Event> events;  // revisions are filled in at commit
+  TenureRecords tenures;
+  Events events;  // revisions are filled in at commit
 };
 
 // Called on the writer thread once the ops are durable (ok, their events numbered) or refused
 // (!ok), in commit order.
 using CommitDone = std::function<void(bool ok, std::vector<WriteOp>& ops)>;
-// Sees every committed event, in revision order, on the writer thread: one call per commit.
-using EventSink = std::function<void(std::vector<Event> events)>;
+// Sees every committed event, in revision order, on the writer thread: one call per commit, with
+// the events of each of its ops that has some (they are the ops', valid during the call).
+using EventSink = std::function<void(const std::vector<const Events*>& events)>;
 
 struct WriterStats {
   std::uint64_t batches = 0;
@@ -117,6 +118,7 @@ class GroupWriter {
   // Rows and row keys are encoded here, one after the other (the batch copies them).
   std::string scratch_key_;
   std::string scratch_value_;
+  std::vector<const Events*> scratch_events_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
