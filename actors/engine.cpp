@@ -24,7 +24,9 @@ struct Engine::Impl {
       : core(io, clock, std::move(config), std::move(ledger)) {}
 
   EngineCore core;
-  // Admitted requests: stop() closes it and waits until every one has had its reply.
+  // Admitted requests, each counted until its turn on its shard has run (a reply that waits for
+  // its write follows from the commit's turn, which the turn gate counts). stop() closes it and
+  // waits for it, so that nothing of a request is queued behind the shutdown of the shards.
   TurnGate requests;
   std::atomic<std::uint64_t> next_watch_id{1};
 
@@ -39,14 +41,6 @@ struct Engine::Impl {
     return false;
   }
 
-  template <typename Result>
-  Reply<Result> tracked(Reply<Result> reply) {
-    return [this, reply = std::move(reply)](Result result) {
-      reply(std::move(result));
-      requests.leave();
-    };
-  }
-
   void stamp(Caller& caller) const {
     if (caller.received_at == 0) caller.received_at = core.clock.now();
   }
@@ -58,8 +52,9 @@ struct Engine::Impl {
     stamp(request.caller);
     Shard& shard = core.shard_of(request.key);
     shard.post(
-        [&shard, run, request = std::move(request), reply = tracked(std::move(reply))]() mutable {
+        [this, &shard, run, request = std::move(request), reply = std::move(reply)]() mutable {
           run(shard, std::move(request), std::move(reply));
+          requests.leave();
         });
   }
 
@@ -189,6 +184,10 @@ void Engine::stop() {
   if (!impl_->requests.close()) return;
   EngineCore& core = impl_->core;
   constexpr auto kPatience = std::chrono::seconds(10);
+  if (!impl_->requests.wait_idle(kPatience)) {
+    spdlog::warn("stopping with {} requests not yet run", impl_->requests.open());
+  }
+  // Every admitted request has had its turn: the waiters queued now are all there will be.
   impl_->on_every_shard(
       [](Shard& shard) {
         for (ActorRef& actor : shard.actors()) {
@@ -197,9 +196,6 @@ void Engine::stop() {
         }
       },
       kPatience);
-  if (!impl_->requests.wait_idle(kPatience)) {
-    spdlog::warn("stopping with {} requests unanswered", impl_->requests.open());
-  }
   if (!impl_->on_every_shard([](Shard& shard) { shard.stop_timer(); }, kPatience)) {
     spdlog::warn("stopping with shard timers still armed");
   }
@@ -229,7 +225,8 @@ void Engine::revoke(RevokeRequest request, Reply<HolderResult> reply) {
     if (!impl_->admit(OpKind::revoke, reply)) return;
     HolderResult result;
     result.error = Error{errc::forbidden, "revoke is for admin principals only"};
-    impl_->tracked(std::move(reply))(std::move(result));
+    reply(std::move(result));
+    impl_->requests.leave();
     return;
   }
   impl_->on_actor(OpKind::revoke, std::move(request), std::move(reply), &KeyActor::revoke);
@@ -285,8 +282,8 @@ void Engine::history(HistoryRequest request, Reply<HistoryResult> reply) {
 void Engine::list(ListRequest request, Reply<ListResult> reply) {
   if (!impl_->admit(OpKind::list, reply)) return;
   impl_->stamp(request.caller);
-  impl_->tracked(std::move(reply))(
-      read_list(*impl_->core.ledger, request, request.caller.received_at));
+  reply(read_list(*impl_->core.ledger, request, request.caller.received_at));
+  impl_->requests.leave();
 }
 
 void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
@@ -294,16 +291,19 @@ void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
   impl_->stamp(request.caller);
   EngineCore& core = impl_->core;
   // Every shard renews the owner's keys it holds through their actors; the last answer, of all
-  // shards, replies for all. Each shard holds one count until it has sent its renewals.
+  // shards, replies for all. Each shard holds one count until it has sent its renewals, and the
+  // request is counted in until every shard has.
   struct Tally {
     std::mutex mutex;
     std::size_t remaining;
+    std::atomic<std::size_t> shards_to_run;
     KeepaliveResult result;
     Reply<KeepaliveResult> done;
   };
   auto tally = std::make_shared<Tally>();
   tally->remaining = core.shards.size();
-  tally->done = impl_->tracked(std::move(reply));
+  tally->shards_to_run = core.shards.size();
+  tally->done = std::move(reply);
   auto count_one = [tally, &core](const HolderResult* r) {
     std::unique_lock lock(tally->mutex);
     if (r != nullptr) {
@@ -318,7 +318,7 @@ void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
     tally->done(std::move(tally->result));
   };
   for (auto& s : core.shards) {
-    s->post([&shard = *s, request, tally, count_one] {
+    s->post([impl = impl_.get(), &shard = *s, request, tally, count_one] {
       std::vector<KeyActor*> actors = shard.owners().keys_of(request.owner);
       {
         std::lock_guard lock(tally->mutex);
@@ -334,6 +334,7 @@ void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
         held->maybe_retire();
       }
       count_one(nullptr);
+      if (tally->shards_to_run.fetch_sub(1) == 1) impl->requests.leave();
     });
   }
 }
