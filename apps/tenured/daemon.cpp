@@ -156,6 +156,7 @@ int run_daemon(const Options& o) {
   config.data_dir = o.data_dir + "/ledger";
   config.sync = o.sync;
   config.shards = o.shards != 0 ? o.shards : o.threads;
+  config.idle_keys = o.idle_keys;
   config.limits = o.limits;
   config.history_keep = o.history_keep;
   config.events_keep = o.events_keep;

@@ -121,6 +121,7 @@ std::optional<std::string> contradiction(const Options& o) {
   if (o.max_connections < 1 || o.max_inflight < 1 || o.threads < 1) {
     return "--max-connections, --max-inflight-per-connection and --threads must be at least 1";
   }
+  if (o.shards > 1024) return "--shards must be at most 1024";
   if (o.watch_queue < 1) return "--watch-queue must be at least 1";
   if (o.max_waiting < 1 || o.max_watches_per_connection < 1 || o.max_watches < 1) {
     return "--max-waiters-per-connection, --max-watches-per-connection and --max-watches must be "
@@ -219,6 +220,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--shards", o.shards,
                  "Shards the keys are split into, each owning its keys' actors and timers")
       ->default_str("one per thread");
+  app.add_option("--idle-keys", o.idle_keys,
+                 "Keys without a lease kept in memory (the most recently used), so that taking "
+                 "them again needs no ledger read")
+      ->capture_default_str();
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   app.add_option("--log-file", o.log_file, "Log here instead of stderr; SIGHUP reopens it");

@@ -27,6 +27,7 @@ struct Options {
   std::size_t history_keep = 1000;
   unsigned threads = 1;
   unsigned shards = 0;  // 0: one per thread
+  std::size_t idle_keys = 65'536;
   std::string log_level = "info";
   std::string log_file;
   std::string ws_listen = "127.0.0.1:7420";  // or "off"
