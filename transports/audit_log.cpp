@@ -64,23 +64,7 @@ void AuditLog::record(Millis at, const AuditCaller& caller, const AuditSubject& 
   (void)!::write(fd_, line.data(), line.size());
 }
 
-std::optional<AuditSubject> audit_subject(const AcquireRequest& r) {
-  return AuditSubject{"acquire", r.key, r.params.owner};
-}
-std::optional<AuditSubject> audit_subject(const RenewRequest& r) {
-  return AuditSubject{"renew", r.key, r.holder.owner};
-}
-std::optional<AuditSubject> audit_subject(const ReleaseRequest& r) {
-  return AuditSubject{"release", r.key, r.holder.owner};
-}
-std::optional<AuditSubject> audit_subject(const KeepaliveRequest& r) {
-  return AuditSubject{"keepalive", {}, r.owner};
-}
-std::optional<AuditSubject> audit_subject(const RevokeRequest& r) {
-  return AuditSubject{"revoke", r.key, {}};
-}
-
-AuditOutcome audit_outcome(const AcquireResult& result, std::string_view) {
+AuditOutcome audit_outcome(const AcquireResult& result, protocol::Op) {
   if (result.error) return {to_string(result.error->code), std::nullopt};
   switch (result.status) {
     case AcquireStatus::acquired:
@@ -94,14 +78,16 @@ AuditOutcome audit_outcome(const AcquireResult& result, std::string_view) {
   return {"held", std::nullopt};
 }
 
-AuditOutcome audit_outcome(const HolderResult& result, std::string_view op) {
+AuditOutcome audit_outcome(const HolderResult& result, protocol::Op op) {
   if (result.error) return {to_string(result.error->code), std::nullopt};
   switch (result.status) {
     case HolderStatus::ok:
     case HolderStatus::noop: {
       std::optional<Token> token = result.token;
       if (!token && result.lease) token = result.lease->token;
-      std::string_view said = op == "renew" ? "renewed" : op == "revoke" ? "revoked" : "released";
+      std::string_view said = op == protocol::Op::renew    ? "renewed"
+                              : op == protocol::Op::revoke ? "revoked"
+                                                           : "released";
       return {said, token};
     }
     case HolderStatus::forbidden:
@@ -112,7 +98,7 @@ AuditOutcome audit_outcome(const HolderResult& result, std::string_view op) {
   return {"not_holder", std::nullopt};
 }
 
-AuditOutcome audit_outcome(const KeepaliveResult& result, std::string_view) {
+AuditOutcome audit_outcome(const KeepaliveResult& result, protocol::Op) {
   if (result.error) return {to_string(result.error->code), std::nullopt};
   return {"renewed", std::nullopt};
 }

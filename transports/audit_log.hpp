@@ -5,12 +5,14 @@
 // log rotation move the file away.
 #include <sys/types.h>
 
+#include <concepts>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "actors/requests.hpp"
+#include "protocol/ops.hpp"
 
 namespace tenure {
 
@@ -45,16 +47,22 @@ class AuditLog {
   int fd_ = -1;
 };
 
-// The subject of a request the log records; none for reads.
+// What a request is about: its key and owner, where it names them.
 template <typename Request>
-std::optional<AuditSubject> audit_subject(const Request&) {
-  return std::nullopt;
+AuditSubject audit_subject(protocol::Op op, const Request& r) {
+  AuditSubject subject{protocol::to_string(op), {}, {}};
+  if constexpr (requires { r.key; }) subject.key = r.key;
+  if constexpr (requires { r.params.owner; }) {
+    subject.owner = r.params.owner;
+  } else if constexpr (requires { r.holder.owner; }) {
+    subject.owner = r.holder.owner;
+  } else if constexpr (requires {
+                         { r.owner } -> std::same_as<const std::string&>;
+                       }) {
+    subject.owner = r.owner;
+  }
+  return subject;
 }
-std::optional<AuditSubject> audit_subject(const AcquireRequest& request);
-std::optional<AuditSubject> audit_subject(const RenewRequest& request);
-std::optional<AuditSubject> audit_subject(const ReleaseRequest& request);
-std::optional<AuditSubject> audit_subject(const KeepaliveRequest& request);
-std::optional<AuditSubject> audit_subject(const RevokeRequest& request);
 
 // What came of an audited request: the reply's status (or error code) and the tenure's token.
 struct AuditOutcome {
@@ -62,11 +70,11 @@ struct AuditOutcome {
   std::optional<Token> token;
 };
 template <typename Result>
-AuditOutcome audit_outcome(const Result&, std::string_view) {
+AuditOutcome audit_outcome(const Result&, protocol::Op) {
   return {"ok", std::nullopt};
 }
-AuditOutcome audit_outcome(const AcquireResult& result, std::string_view op);
-AuditOutcome audit_outcome(const HolderResult& result, std::string_view op);
-AuditOutcome audit_outcome(const KeepaliveResult& result, std::string_view op);
+AuditOutcome audit_outcome(const AcquireResult& result, protocol::Op op);
+AuditOutcome audit_outcome(const HolderResult& result, protocol::Op op);
+AuditOutcome audit_outcome(const KeepaliveResult& result, protocol::Op op);
 
 }  // namespace tenure

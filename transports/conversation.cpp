@@ -34,13 +34,20 @@ void Conversation::handle_request(std::string_view text, Millis read_at) {
   read_at_ = read_at;
   ParsedRequest parsed = thread_request_parser().parse(text);
   if (auto* error = std::get_if<Error>(&parsed.body)) {
-    reply(kInvalidOp, [&](std::string& out) { return format_error(out, parsed.id, *error); });
+    reply(TransportMetrics::kInvalid,
+          [&](std::string& out) { return format_error(out, parsed.id, *error); });
     return;
   }
   RequestBody& body = std::get<RequestBody>(parsed.body);
-  if (credentials_.unauthenticated && is_mutation(body)) {
-    Error refusal{errc::unauthenticated, *credentials_.unauthenticated};
-    reply(body.index(), [&](std::string& out) { return format_error(out, parsed.id, refusal); });
+  const protocol::OpSpec& op = protocol::spec(op_of(body));
+  std::optional<Error> refusal;
+  if (credentials_.unauthenticated && op.mutates) {
+    refusal = Error{errc::unauthenticated, *credentials_.unauthenticated};
+  } else if (op.admin_only && !credentials_.admin) {
+    refusal = Error{errc::forbidden, std::string(op.name) + " is for admin principals only"};
+  }
+  if (refusal) {
+    reply(body.index(), [&](std::string& out) { return format_error(out, parsed.id, *refusal); });
     return;
   }
   dispatch(std::move(parsed.id), body);
@@ -58,7 +65,7 @@ bool Conversation::read_budget_spent() const {
 }
 
 void Conversation::send_error(const Error& error) {
-  reply(kInvalidOp, [&](std::string& out) { return format_error(out, {}, error); });
+  reply(TransportMetrics::kInvalid, [&](std::string& out) { return format_error(out, {}, error); });
 }
 
 void Conversation::disconnect() {

@@ -101,7 +101,8 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   // The usual result handler of `call`: the result formatted as the reply to request `id`.
   template <typename Result>
   static auto reply_with(std::size_t op, std::string id, Formatter<Result> format);
-  // Queues a reply to an op (an index of kOpNames) that `format` appends; counts what it said.
+  // Queues a reply to `op` (a protocol::Op, or TransportMetrics::kInvalid) that `format` appends;
+  // counts what it said.
   template <typename Format>
   void reply(std::size_t op, Format&& format) {
     send([&](std::string& out) { context_.metrics.count_reply(op, format(out)); });

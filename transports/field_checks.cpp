@@ -17,14 +17,6 @@ void FieldChecks::fail_field(Field field, std::string_view problem) {
   fail(std::move(message));
 }
 
-std::optional<Field> FieldChecks::unread() const {
-  for (std::size_t i = 0; i < fields_.size(); ++i) {
-    if (!fields_[i].absent() && (read_ & (std::uint32_t{1} << i)) == 0)
-      return static_cast<Field>(i);
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> FieldChecks::optional_string(Field field) {
   const FieldValue& value = get(field);
   if (value.absent()) return std::nullopt;

@@ -1,7 +1,6 @@
 #pragma once
 // Typed access to the fields of one request (§3). The first problem found is kept and later
 // reads return defaults, so a builder reads every field it needs and looks at `error` once.
-// Each field read is marked as the op's own, so that what is left over can be refused (§2).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,22 +36,15 @@ class FieldChecks {
   // Records a problem unless an earlier one was found.
   void fail(std::string message);
   const std::optional<Error>& error() const { return error_; }
-  // The first field given (not null) that nothing read: one the op does not define.
-  std::optional<Field> unread() const;
 
  private:
-  const FieldValue& get(Field field) {
-    read_ |= std::uint32_t{1} << static_cast<unsigned>(field);
-    return fields_[static_cast<std::size_t>(field)];
-  }
+  const FieldValue& get(Field field) { return fields_[static_cast<std::size_t>(field)]; }
   // The field as an unsigned integer (positive unless allow_zero); records the problem if not.
   std::optional<std::uint64_t> unsigned_field(Field field, bool allow_zero);
   void fail_field(Field field, std::string_view problem);
 
   const Fields& fields_;
   std::optional<Error> error_;
-  std::uint32_t read_ = 0;  // a bit per Field
-  static_assert(static_cast<unsigned>(Field::count) <= 32);
 };
 
 }  // namespace tenure

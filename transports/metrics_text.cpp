@@ -116,6 +116,12 @@ void process_metrics(std::string& out) {
   e.single("max_fds", "gauge", "Limit of open file descriptors.", s->max_fds);
 }
 
+// The op label of a row of TransportMetrics::replies.
+std::string_view op_label(std::size_t op) {
+  if (op == TransportMetrics::kInvalid) return "invalid";
+  return protocol::to_string(static_cast<protocol::Op>(op));
+}
+
 void transport_metrics(Exposition& e, const ServerContext& context, std::size_t http) {
   const TransportMetrics& m = context.metrics;
   e.family("replies_total", "counter", "Replies sent, by operation and status.");
@@ -124,7 +130,7 @@ void transport_metrics(Exposition& e, const ServerContext& context, std::size_t 
       std::uint64_t n = m.replies[op][status].load();
       if (n == 0) continue;
       e.sample("replies_total",
-               fmt::format("op=\"{}\",status=\"{}\"", kOpNames[op],
+               fmt::format("op=\"{}\",status=\"{}\"", op_label(op),
                            to_string(static_cast<ReplyStatus>(status))),
                n);
     }

@@ -2,13 +2,14 @@
 // A request as read off the wire (§3): one typed body per op. Ops the engine answers carry the
 // engine's own request types; the rest (watch, unwatch, stats, ping) are the transport's.
 #include <cstdint>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
 #include "actors/requests.hpp"
+#include "protocol/ops.hpp"
 
 namespace tenure {
 
@@ -30,27 +31,27 @@ struct BackupRequest {
 };
 struct PingRequest {};
 
+// One alternative per op, in the order of protocol::Op (the parser checks each against its op's
+// builder at compile time).
 using RequestBody =
     std::variant<AcquireRequest, RenewRequest, ReleaseRequest, KeepaliveRequest, CheckRequest,
                  GetRequest, ListRequest, HistoryRequest, RevokeRequest, WatchRequest,
                  UnwatchRequest, StatsRequest, PingRequest, BackupRequest>;
+static_assert(std::variant_size_v<RequestBody> == protocol::kOpCount);
 
-// The ops in the order of RequestBody's alternatives, then the name under which requests that
-// could not be parsed are counted.
-inline constexpr std::string_view kOpNames[] = {
-    "acquire", "renew", "release", "keepalive", "check", "get",    "list",   "history",
-    "revoke",  "watch", "unwatch", "stats",     "ping",  "backup", "invalid"};
-inline constexpr std::size_t kInvalidOp = std::variant_size_v<RequestBody>;
-static_assert(std::size(kOpNames) == kInvalidOp + 1);
-
-// Mutations change leases and so need credentials on WebSocket (§7); every other op only reads.
-inline bool is_mutation(const RequestBody& body) {
-  return std::holds_alternative<AcquireRequest>(body) ||
-         std::holds_alternative<RenewRequest>(body) ||
-         std::holds_alternative<ReleaseRequest>(body) ||
-         std::holds_alternative<KeepaliveRequest>(body) ||
-         std::holds_alternative<RevokeRequest>(body) || std::holds_alternative<BackupRequest>(body);
+inline protocol::Op op_of(const RequestBody& body) {
+  return static_cast<protocol::Op>(body.index());
 }
+
+// The op of a request type: its place among RequestBody's alternatives.
+template <typename Request, typename Body = RequestBody>
+inline constexpr protocol::Op request_op = protocol::Op{};
+template <typename Request, typename... Requests>
+inline constexpr protocol::Op request_op<Request, std::variant<Requests...>> = [] {
+  std::size_t index = 0;
+  (void)((std::is_same_v<Request, Requests> ? false : (++index, true)) && ...);
+  return static_cast<protocol::Op>(index);
+}();
 
 // The outcome of parsing one line. `id` is the raw JSON text of the request's id, to be echoed
 // verbatim; it is empty when the request had none (or it could not be read).

@@ -5,35 +5,8 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-constexpr std::array<std::string_view, static_cast<std::size_t>(Field::count)> kNames = {
-    "id",
-    "op",
-    "key",
-    "owner",
-    "ttl_ms",
-    "open_ended",
-    "wait_ms",
-    "release_on_disconnect",
-    "lock_delay_ms",
-    "token",
-    "prefix",
-    "limit",
-    "after",
-    "before_token",
-    "reason",
-    "from_revision",
-    "watch_id",
-    "dir"};
-
 // Requests are flat; anything nested deeper than this is refused rather than recursed into.
 constexpr int kMaxDepth = 32;
-
-std::optional<Field> field_named(std::string_view name) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<Field>(i);
-  }
-  return std::nullopt;
-}
 
 // simdjson's raw token runs up to the next token, trailing whitespace included.
 std::string_view trim_trailing_space(std::string_view s) {
@@ -167,8 +140,6 @@ std::string malformed(simdjson::error_code error) {
 
 }  // namespace
 
-std::string_view to_string(Field field) { return kNames[static_cast<std::size_t>(field)]; }
-
 std::optional<std::string> FieldReader::read(simdjson::padded_string_view json, Fields& fields) {
   fields.fill(FieldValue{});
   unknown_.reset();
@@ -188,7 +159,7 @@ std::optional<std::string> FieldReader::read(simdjson::padded_string_view json, 
     if (auto error = field.unescaped_key().get(name)) return malformed(error);
     od::value value;
     if (auto error = field.value().get(value)) return malformed(error);
-    auto known = field_named(name);
+    auto known = protocol::parse_field(name);
     bool seen = known && fields[static_cast<std::size_t>(*known)].kind != FieldValue::Kind::absent;
     if (seen && !repeated_) repeated_.emplace(name);
     FieldValue ignored;

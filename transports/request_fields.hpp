@@ -11,31 +11,11 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/ops.hpp"
+
 namespace tenure {
 
-enum class Field : std::uint8_t {
-  id,
-  op,
-  key,
-  owner,
-  ttl_ms,
-  open_ended,
-  wait_ms,
-  release_on_disconnect,
-  lock_delay_ms,
-  token,
-  prefix,
-  limit,
-  after,
-  before_token,
-  reason,
-  from_revision,
-  watch_id,
-  dir,
-  count
-};
-
-std::string_view to_string(Field field);
+using protocol::Field;
 
 // One field as read. Views point into the reader and live until its next read.
 struct FieldValue {
@@ -51,7 +31,7 @@ struct FieldValue {
   bool absent() const { return kind == Kind::absent || kind == Kind::null; }
 };
 
-using Fields = std::array<FieldValue, static_cast<std::size_t>(Field::count)>;
+using Fields = std::array<FieldValue, protocol::kFieldCount>;
 
 class FieldReader {
  public:

@@ -1,12 +1,19 @@
 #include "transports/request_parser.hpp"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "transports/field_checks.hpp"
 
 namespace tenure {
 namespace {
+
+using protocol::Op;
+
+// The builder of each op is the overload of `read` for its tag.
+template <Op op>
+using OpTag = std::integral_constant<Op, op>;
 
 constexpr std::uint64_t kDefaultPageSize = 100;
 constexpr std::uint64_t kMaxPageSize = 10'000;
@@ -15,7 +22,7 @@ std::size_t page_size(FieldChecks& in) {
   return std::min(in.optional_positive(Field::limit).value_or(kDefaultPageSize), kMaxPageSize);
 }
 
-RequestBody acquire(FieldChecks& in) {
+AcquireRequest read(FieldChecks& in, OpTag<Op::acquire>) {
   AcquireRequest r;
   r.key = in.key();
   r.params.owner = in.owner();
@@ -30,7 +37,7 @@ RequestBody acquire(FieldChecks& in) {
   return r;
 }
 
-RequestBody renew(FieldChecks& in) {
+RenewRequest read(FieldChecks& in, OpTag<Op::renew>) {
   RenewRequest r;
   r.key = in.key();
   r.holder.owner = in.owner();
@@ -39,7 +46,7 @@ RequestBody renew(FieldChecks& in) {
   return r;
 }
 
-RequestBody release(FieldChecks& in) {
+ReleaseRequest read(FieldChecks& in, OpTag<Op::release>) {
   ReleaseRequest r;
   r.key = in.key();
   r.holder.owner = in.owner();
@@ -47,14 +54,14 @@ RequestBody release(FieldChecks& in) {
   return r;
 }
 
-RequestBody keepalive(FieldChecks& in) {
+KeepaliveRequest read(FieldChecks& in, OpTag<Op::keepalive>) {
   KeepaliveRequest r;
   r.owner = in.owner();
   r.ttl_ms = in.positive_millis(Field::ttl_ms);
   return r;
 }
 
-RequestBody check(FieldChecks& in) {
+CheckRequest read(FieldChecks& in, OpTag<Op::check>) {
   CheckRequest r;
   r.key = in.key();
   r.token = in.required_unsigned(Field::token);
@@ -62,13 +69,13 @@ RequestBody check(FieldChecks& in) {
   return r;
 }
 
-RequestBody get(FieldChecks& in) {
+GetRequest read(FieldChecks& in, OpTag<Op::get>) {
   GetRequest r;
   r.key = in.key();
   return r;
 }
 
-RequestBody list(FieldChecks& in) {
+ListRequest read(FieldChecks& in, OpTag<Op::list>) {
   ListRequest r;
   r.prefix = in.optional_string(Field::prefix).value_or(std::string());
   r.after = in.optional_string(Field::after).value_or(std::string());
@@ -76,7 +83,7 @@ RequestBody list(FieldChecks& in) {
   return r;
 }
 
-RequestBody history(FieldChecks& in) {
+HistoryRequest read(FieldChecks& in, OpTag<Op::history>) {
   HistoryRequest r;
   r.key = in.key();
   r.limit = page_size(in);
@@ -84,14 +91,14 @@ RequestBody history(FieldChecks& in) {
   return r;
 }
 
-RequestBody revoke(FieldChecks& in) {
+RevokeRequest read(FieldChecks& in, OpTag<Op::revoke>) {
   RevokeRequest r;
   r.key = in.key();
   r.reason = in.optional_string(Field::reason).value_or(std::string());
   return r;
 }
 
-RequestBody watch(FieldChecks& in) {
+WatchRequest read(FieldChecks& in, OpTag<Op::watch>) {
   WatchRequest r;
   r.key = in.optional_key();
   r.prefix = in.optional_string(Field::prefix).value_or(std::string());
@@ -100,14 +107,14 @@ RequestBody watch(FieldChecks& in) {
   return r;
 }
 
-RequestBody unwatch(FieldChecks& in) {
+UnwatchRequest read(FieldChecks& in, OpTag<Op::unwatch>) {
   return UnwatchRequest{in.required_unsigned(Field::watch_id)};
 }
 
-RequestBody stats(FieldChecks&) { return StatsRequest{}; }
-RequestBody ping(FieldChecks&) { return PingRequest{}; }
+StatsRequest read(FieldChecks&, OpTag<Op::stats>) { return StatsRequest{}; }
+PingRequest read(FieldChecks&, OpTag<Op::ping>) { return PingRequest{}; }
 
-RequestBody backup(FieldChecks& in) {
+BackupRequest read(FieldChecks& in, OpTag<Op::backup>) {
   BackupRequest r;
   r.dir = in.optional_string(Field::dir).value_or(std::string());
   if (!in.error() && (r.dir.empty() || r.dir.front() != '/')) {
@@ -116,41 +123,53 @@ RequestBody backup(FieldChecks& in) {
   return r;
 }
 
-using Builder = RequestBody (*)(FieldChecks&);
-
-constexpr std::pair<std::string_view, Builder> kOps[] = {
-    {"acquire", acquire}, {"renew", renew},  {"release", release}, {"keepalive", keepalive},
-    {"check", check},     {"get", get},      {"list", list},       {"history", history},
-    {"revoke", revoke},   {"watch", watch},  {"unwatch", unwatch}, {"stats", stats},
-    {"ping", ping},       {"backup", backup}};
-
-// Every op takes an id, checked by the parser.
-void present_id(FieldChecks& in) { in.present(Field::id); }
+// The op's builder, and its request as RequestBody's alternative of the op's index.
+template <std::size_t... I>
+RequestBody read_body(Op op, FieldChecks& in, std::index_sequence<I...>) {
+  static_assert((std::is_same_v<decltype(read(in, OpTag<static_cast<Op>(I)>{})),
+                                std::variant_alternative_t<I, RequestBody>> &&
+                 ...),
+                "RequestBody lists each op's request type in the order of protocol::Op");
+  using Reader = RequestBody (*)(FieldChecks&);
+  static constexpr Reader kReaders[] = {+[](FieldChecks& fields) {
+    return RequestBody(std::in_place_index<I>, read(fields, OpTag<static_cast<Op>(I)>{}));
+  }...};
+  return kReaders[static_cast<std::size_t>(op)](in);
+}
 
 Error bad_request(std::string message) { return Error{errc::bad_request, std::move(message)}; }
 
 std::string in_quotes(std::string_view name) { return "\"" + std::string(name) + "\""; }
+
+// The first field given (not null) that `op` does not define: most likely a typo of one it does
+// (`ttl` for `ttl_ms`).
+std::optional<Field> undefined_field(Op op, const Fields& fields) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    auto field = static_cast<Field>(i);
+    if (field == Field::id || field == Field::op) continue;
+    if (!fields[i].absent() && !protocol::defines(op, field)) return field;
+  }
+  return std::nullopt;
+}
 
 std::variant<RequestBody, Error> build(const Fields& fields, const FieldReader& reader) {
   // A field given twice has no one value to take (§2).
   if (reader.repeated())
     return bad_request("field " + in_quotes(*reader.repeated()) + " is given twice");
   FieldChecks in(fields);
-  auto op = in.optional_string(Field::op);
+  auto name = in.optional_string(Field::op);
   if (in.error()) return *in.error();
-  if (!op) return bad_request("op is required");
-  auto known = std::find_if(std::begin(kOps), std::end(kOps),
-                            [&](const auto& entry) { return entry.first == *op; });
-  if (known == std::end(kOps)) return bad_request("op " + in_quotes(*op) + " is unknown");
-  present_id(in);
-  RequestBody body = known->second(in);
-  // A field the op does not define is most likely a typo of one it does (`ttl` for `ttl_ms`):
-  // refused before the op's own complaints, which it may explain.
+  if (!name) return bad_request("op is required");
+  auto op = protocol::parse_op(*name);
+  if (!op) return bad_request("op " + in_quotes(*name) + " is unknown");
+  RequestBody body = read_body(*op, in, std::make_index_sequence<protocol::kOpCount>());
+  // A field the op does not define is refused before the op's own complaints, which it may
+  // explain.
   auto stray = reader.unknown();
   if (!stray) {
-    if (auto unread = in.unread()) stray.emplace(to_string(*unread));
+    if (auto undefined = undefined_field(*op, fields)) stray.emplace(to_string(*undefined));
   }
-  if (stray) return bad_request(*op + " has no field " + in_quotes(*stray));
+  if (stray) return bad_request(*name + " has no field " + in_quotes(*stray));
   if (in.error()) return *in.error();
   return body;
 }

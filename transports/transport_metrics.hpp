@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "core/errc.hpp"
+#include "protocol/ops.hpp"
 #include "transports/reply_format.hpp"
-#include "transports/request.hpp"
 
 namespace tenure {
 
@@ -15,10 +15,12 @@ inline constexpr std::size_t kErrcCount = static_cast<std::size_t>(errc::interna
 
 struct TransportMetrics {
   using Counter = std::atomic<std::uint64_t>;
-  static constexpr std::size_t kOps = std::size(kOpNames);
+  // One row per op, then one for requests that could not be parsed.
+  static constexpr std::size_t kOps = protocol::kOpCount + 1;
+  static constexpr std::size_t kInvalid = protocol::kOpCount;
   static constexpr std::size_t kStatuses = static_cast<std::size_t>(ReplyStatus::count);
 
-  // `op` indexes kOpNames.
+  // `op`: a protocol::Op, or kInvalid.
   void count_reply(std::size_t op, const ReplyOutcome& outcome) {
     replies[op][static_cast<std::size_t>(outcome.status)].fetch_add(1, std::memory_order_relaxed);
     if (outcome.error) {

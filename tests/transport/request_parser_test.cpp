@@ -127,6 +127,70 @@ TEST_CASE("a field the op does not define is refused by name", "[transport]") {
   CHECK(parse(R"({"id":"x","op":"get","key":"k","tll":1})").id == R"("x")");
 }
 
+namespace {
+
+// A valid request of each op, as its fields after "op".
+std::string_view valid_fields(protocol::Op op) {
+  switch (op) {
+    case protocol::Op::acquire:
+      return R"("key":"k","owner":"o","ttl_ms":1000)";
+    case protocol::Op::renew:
+    case protocol::Op::release:
+      return R"("key":"k","owner":"o")";
+    case protocol::Op::keepalive:
+      return R"("owner":"o")";
+    case protocol::Op::check:
+      return R"("key":"k","token":1)";
+    case protocol::Op::get:
+    case protocol::Op::history:
+    case protocol::Op::revoke:
+      return R"("key":"k")";
+    case protocol::Op::unwatch:
+      return R"("watch_id":1)";
+    case protocol::Op::backup:
+      return R"("dir":"/b")";
+    case protocol::Op::list:
+    case protocol::Op::watch:
+    case protocol::Op::stats:
+    case protocol::Op::ping:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("the op table decides which fields each op reads and refuses", "[transport]") {
+  for (const protocol::OpSpec& spec : protocol::kOps) {
+    std::string head = R"({"id":1,"op":")" + std::string(spec.name) + '"';
+    std::string valid(valid_fields(spec.op));
+    std::string line = head + (valid.empty() ? "" : "," + valid) + "}";
+    INFO(line);
+    ParsedRequest parsed = parse(line);
+    REQUIRE(std::holds_alternative<RequestBody>(parsed.body));
+    CHECK(op_of(std::get<RequestBody>(parsed.body)) == spec.op);
+    // Each field given as an object, which no field may be: the op's builder must check the
+    // fields it defines, and the parser refuse the rest by name.
+    for (std::size_t i = 2; i < protocol::kFieldCount; ++i) {
+      auto field = static_cast<protocol::Field>(i);
+      std::string name(to_string(field));
+      std::string rest = valid;
+      if (auto at = rest.find('"' + name + "\":"); at != std::string::npos) {
+        auto end = rest.find(',', at);
+        rest.erase(at, end == std::string::npos ? std::string::npos : end - at + 1);
+        if (!rest.empty() && rest.back() == ',') rest.pop_back();
+      }
+      std::string mistyped = head + (rest.empty() ? "" : "," + rest) + ",\"" + name + "\":{}}";
+      std::string said = refusal(mistyped);
+      if (protocol::defines(spec.op, field)) {
+        CHECK(said.starts_with(name + " must be"));
+      } else {
+        CHECK(said == std::string(spec.name) + " has no field \"" + name + '"');
+      }
+    }
+  }
+}
+
 TEST_CASE("a field given twice is refused by name", "[transport]") {
   CHECK(refusal(R"({"op":"acquire","op":"get","key":"k","owner":"o"})") ==
         R"(field "op" is given twice)");
