@@ -223,6 +223,7 @@ TEST_CASE("another uid may not renew; release or revoke: forbidden", "[e2e][daem
       "\"op\":\"check\",\"key\":\"shared/k\",\"token\":1",
       acquire_req("shared/k", "rootowner", "\"ttl_ms\":1000"),
       renew_req("nobody/k", "nb"),
+      "\"op\":\"backup\",\"dir\":" + quote(d.root() + "/backup"),
   };
   AsUserResult as_nobody = call_as(Identity{}, d.socket_path(), requests);
   INFO("replies to user nobody:\n" << as_nobody.text);
@@ -240,6 +241,7 @@ TEST_CASE("another uid may not renew; release or revoke: forbidden", "[e2e][daem
   // Re-acquiring under the same owner name from another uid must not take over the lease.
   CHECK_FALSE(replies[7]["status"] == "acquired");
   CHECK(replies[8]["status"] == "renewed");
+  check_error(replies[9], "forbidden", "admin");  // backup is for admins only
 
   // Root's lease is untouched; root (an admin) may revoke nobody's lease.
   Json g = c.call(get_req("shared/k"));

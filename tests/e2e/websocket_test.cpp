@@ -73,7 +73,8 @@ TEST_CASE("mutations over WebSocket without the token are unauthenticated", "[e2
     for (const std::string& body :
          {acquire_req("ro/b", "eve"), renew_req("ro/a", "alice"), release_req("ro/a", "alice"),
           std::string("\"op\":\"keepalive\",\"owner\":\"alice\""),
-          std::string("\"op\":\"revoke\",\"key\":\"ro/a\"")}) {
+          std::string("\"op\":\"revoke\",\"key\":\"ro/a\""),
+          "\"op\":\"backup\",\"dir\":" + quote(d.root() + "/backup")}) {
       INFO(body);
       Json r = c.call(body);
       check_error(r, kUnauthenticated, "Bearer");
