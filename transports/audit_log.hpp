@@ -47,10 +47,13 @@ class AuditLog {
   int fd_ = -1;
 };
 
-// What a request is about: its key and owner, where it names them.
+// What a request is about: its op, and its key and owner where it names them. Fills `subject`
+// in place, so that its strings keep their capacity from request to request.
 template <typename Request>
-AuditSubject audit_subject(protocol::Op op, const Request& r) {
-  AuditSubject subject{protocol::to_string(op), {}, {}};
+void audit_subject(protocol::Op op, const Request& r, AuditSubject& subject) {
+  subject.op = protocol::to_string(op);
+  subject.key.clear();
+  subject.owner.clear();
   if constexpr (requires { r.key; }) subject.key = r.key;
   if constexpr (requires { r.params.owner; }) {
     subject.owner = r.params.owner;
@@ -61,7 +64,6 @@ AuditSubject audit_subject(protocol::Op op, const Request& r) {
                        }) {
     subject.owner = r.owner;
   }
-  return subject;
 }
 
 // What came of an audited request: the reply's status (or error code) and the tenure's token.

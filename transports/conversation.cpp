@@ -50,7 +50,7 @@ void Conversation::handle_request(std::string_view text, Millis read_at) {
     reply(body.index(), [&](std::string& out) { return format_error(out, parsed.id, *refusal); });
     return;
   }
-  dispatch(std::move(parsed.id), body);
+  dispatch(parsed.id, body);
 }
 
 void Conversation::send(MessageFormat format) {

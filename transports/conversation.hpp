@@ -6,6 +6,7 @@
 // events and `lost` notices are queued alike. The Unix socket and WebSocket sessions derive from
 // it and differ only in framing, credentials and limits. Everything runs on the strand unless
 // said otherwise.
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <memory>
@@ -13,11 +14,14 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "actors/engine.hpp"
 #include "transports/audit_log.hpp"
 #include "transports/connection_keys.hpp"
 #include "transports/message_format.hpp"
+#include "transports/pending_request.hpp"
+#include "transports/reply_format.hpp"
 #include "transports/request.hpp"
 #include "transports/server_context.hpp"
 #include "transports/subscription.hpp"
@@ -89,30 +93,39 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
  private:
   friend class Subscription;
 
-  template <typename Result>
-  using Formatter = ReplyOutcome (*)(std::string&, std::string_view, const Result&);
-
-  void dispatch(std::string id, RequestBody& body);
-  // Hands `request` to the engine. `expect`: the bytes its reply may take, reserved against the
-  // output bound until it comes; `waits`: a waiting acquire, counted apart.
-  template <typename Request, typename Result, typename OnResult>
-  void call(void (Engine::*op)(Request, Reply<Result>), Request request, OnResult on_result,
-            std::size_t expect, bool waits = false);
-  // The usual result handler of `call`: the result formatted as the reply to request `id`.
-  template <typename Result>
-  static auto reply_with(std::size_t op, std::string id, Formatter<Result> format);
+  void dispatch(std::string_view id, RequestBody& body);
+  // A slot for a request to `op` about to go to the engine, counted in flight until `finish`
+  // has replied to it. `expect`: the bytes its reply may take, reserved against the output bound
+  // until it comes; `waits`: a waiting acquire, counted apart.
+  PendingRequest& pending(protocol::Op op, std::string_view id, PendingRequest::Finish finish,
+                          std::size_t expect, bool waits = false);
+  // Hands `request` to the engine; its result goes to `slot`.
+  template <typename Request, typename Result>
+  void call(void (Engine::*method)(Request, Reply<Result>), Request request, PendingRequest& slot);
+  // Engine threads: queues an answered request for the strand, posting to it only when the
+  // queue was empty.
+  void answered(PendingRequest* slot);
+  // Replies to the answered requests, in the order they were answered, and frees their slots.
+  void finish_answered();
+  // The usual Finish: the result formatted as the reply.
+  template <typename Result, ReplyOutcome (*format)(std::string&, std::string_view, const Result&)>
+  static void reply_with(Conversation& self, PendingRequest& slot);
   // Queues a reply to `op` (a protocol::Op, or TransportMetrics::kInvalid) that `format` appends;
   // counts what it said.
   template <typename Format>
   void reply(std::size_t op, Format&& format) {
     send([&](std::string& out) { context_.metrics.count_reply(op, format(out)); });
   }
-  void start_watch(std::string id, WatchRequest& request);
-  void stop_watch(std::string id, const UnwatchRequest& request);
+  template <typename Format>
+  void reply(protocol::Op op, Format&& format) {
+    reply(static_cast<std::size_t>(op), std::forward<Format>(format));
+  }
+  void start_watch(std::string_view id, WatchRequest& request);
+  void stop_watch(std::string_view id, const UnwatchRequest& request);
   void end_watch(const std::shared_ptr<Subscription>& subscription);
   void deliver(const std::shared_ptr<Subscription>& subscription, const std::vector<Event>& events);
   void report_lag(const std::shared_ptr<Subscription>& subscription);
-  void backup(std::string id, const BackupRequest& request);
+  void backup(std::string_view id, const BackupRequest& request);
   void report_compacted(const std::shared_ptr<Subscription>& subscription, Revision oldest);
   void report_failed(const std::shared_ptr<Subscription>& subscription, Revision resume_from,
                      const std::string& message);
@@ -134,6 +147,13 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   std::size_t waiting_ = 0;   // waiting acquires in flight
   std::size_t reserved_ = 0;  // reply bytes expected of the quick requests in flight
   ConnectionKeys keys_;
+  // Every slot the connection made (as many as it ever had requests in flight), and the free
+  // ones.
+  std::vector<std::unique_ptr<PendingRequest>> slots_;
+  std::vector<PendingRequest*> free_;
+  std::atomic<PendingRequest*> answered_{nullptr};  // last answered first
+  // Keeps the connection while the engine has requests of it: its replies point at it.
+  std::shared_ptr<Conversation> keep_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Subscription>> watches_;
 };
 

@@ -2,6 +2,7 @@
 // threads; everything here after the call runs on the connection's strand.
 #include <boost/asio/post.hpp>
 #include <filesystem>
+#include <type_traits>
 
 #include "transports/conversation.hpp"
 #include "transports/reply_format.hpp"
@@ -25,16 +26,10 @@ constexpr std::size_t kTenureInHistory = 200;
 
 }  // namespace
 
-template <typename Result>
-auto Conversation::reply_with(std::size_t op, std::string id, Formatter<Result> format) {
-  return [op, id = std::move(id), format](Conversation& self, const Result& result) {
-    self.reply(op, [&](std::string& out) { return format(out, id, result); });
-  };
-}
-
-template <typename Request, typename Result, typename OnResult>
-void Conversation::call(void (Engine::*op)(Request, Reply<Result>), Request request,
-                        OnResult on_result, std::size_t expect, bool waits) {
+PendingRequest& Conversation::pending(protocol::Op op, std::string_view id,
+                                      PendingRequest::Finish finish, std::size_t expect,
+                                      bool waits) {
+  if (inflight() == 0) keep_ = shared_from_this();
   if (waits) {
     ++waiting_;
     expect = 0;
@@ -42,31 +37,94 @@ void Conversation::call(void (Engine::*op)(Request, Reply<Result>), Request requ
     ++quick_;
     reserved_ += expect;
   }
-  request.caller = caller();
-  constexpr protocol::Op kOp = request_op<Request>;
-  std::optional<AuditSubject> audited;
-  if (context_.audit && protocol::spec(kOp).mutates) audited = audit_subject(kOp, request);
-  auto reply = [self = shared_from_this(), on_result = std::move(on_result), expect, waits,
-                audited = std::move(audited)](Result result) {
-    boost::asio::post(self->strand_,
-                      [self, on_result, result = std::move(result), expect, waits, audited] {
-                        if (waits) {
-                          --self->waiting_;
-                        } else {
-                          --self->quick_;
-                          self->reserved_ -= expect;
-                        }
-                        if (audited) self->audit(*audited, audit_outcome(result, kOp));
-                        on_result(*self, result);
-                        self->settle();
-                      });
-  };
-  (context_.engine.*op)(std::move(request), std::move(reply));
+  if (free_.empty()) {
+    slots_.push_back(std::make_unique<PendingRequest>());
+    free_.push_back(slots_.back().get());
+  }
+  PendingRequest& slot = *free_.back();
+  free_.pop_back();
+  slot.op = op;
+  slot.id.assign(id);
+  slot.expect = expect;
+  slot.waits = waits;
+  slot.finish = finish;
+  slot.binds = false;
+  slot.audited = false;
+  return slot;
 }
 
-void Conversation::dispatch(std::string id, RequestBody& body) {
+template <typename Request, typename Result>
+void Conversation::call(void (Engine::*method)(Request, Reply<Result>), Request request,
+                        PendingRequest& slot) {
+  request.caller = caller();
+  if (context_.audit && protocol::spec(slot.op).mutates) {
+    slot.audited = true;
+    audit_subject(slot.op, request, slot.audit);
+  }
+  // Two pointers: std::function keeps them in place, where a shared_ptr would cost an allocation.
+  // `keep_` holds the connection until the slot is finished.
+  (context_.engine.*method)(std::move(request), [self = this, &slot](Result result) {
+    slot.result.template emplace<Result>(std::move(result));
+    self->answered(&slot);
+  });
+}
+
+void Conversation::answered(PendingRequest* slot) {
+  PendingRequest* head = answered_.load(std::memory_order_relaxed);
+  do {
+    slot->next = head;
+  } while (!answered_.compare_exchange_weak(head, slot, std::memory_order_release,
+                                            std::memory_order_relaxed));
+  // A non-empty list has a post on its way, which will take this slot too.
+  if (head == nullptr) {
+    boost::asio::post(strand_, [self = shared_from_this()] { self->finish_answered(); });
+  }
+}
+
+void Conversation::finish_answered() {
+  PendingRequest* last = answered_.exchange(nullptr, std::memory_order_acquire);
+  PendingRequest* first = nullptr;
+  while (last != nullptr) {
+    PendingRequest* next = last->next;
+    last->next = first;
+    first = last;
+    last = next;
+  }
+  while (first != nullptr) {
+    PendingRequest& slot = *first;
+    first = slot.next;
+    if (slot.waits) {
+      --waiting_;
+    } else {
+      --quick_;
+      reserved_ -= slot.expect;
+    }
+    if (slot.audited) {
+      std::visit(
+          [&](const auto& result) {
+            if constexpr (!std::is_same_v<std::decay_t<decltype(result)>, std::monostate>) {
+              audit(slot.audit, audit_outcome(result, slot.op));
+            }
+          },
+          slot.result);
+    }
+    slot.finish(*this, slot);
+    slot.result.emplace<std::monostate>();
+    free_.push_back(&slot);
+  }
+  if (inflight() == 0) keep_.reset();  // the post's own reference keeps it until the end here
+  settle();
+}
+
+template <typename Result, ReplyOutcome (*format)(std::string&, std::string_view, const Result&)>
+void Conversation::reply_with(Conversation& self, PendingRequest& slot) {
+  self.reply(slot.op,
+             [&](std::string& out) { return format(out, slot.id, std::get<Result>(slot.result)); });
+}
+
+void Conversation::dispatch(std::string_view id, RequestBody& body) {
   Engine& engine = context_.engine;
-  std::size_t op = body.index();
+  protocol::Op op = op_of(body);
   std::visit(
       Overloaded{
           [&](AcquireRequest& request) {
@@ -78,65 +136,67 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
               reply(op, [&](std::string& out) { return format_error(out, id, refusal); });
               return;
             }
+            auto finish = [](Conversation& self, PendingRequest& slot) {
+              const auto& result = std::get<AcquireResult>(slot.result);
+              bool acquired = !result.error && result.status == AcquireStatus::acquired;
+              if (slot.binds) self.keys_.acquire_answered(slot.key, acquired);
+              self.reply(slot.op,
+                         [&](std::string& out) { return format_acquire(out, slot.id, result); });
+            };
+            PendingRequest& slot = pending(op, id, finish, kSmallReply, waits);
             // Only a lease bound to the connection or a queued waiter needs the engine when the
             // connection closes; other leases are not worth a map entry per lease.
-            bool binds = request.params.release_on_disconnect || waits;
-            std::string key = binds ? request.key : std::string();
-            if (binds) keys_.acquire_sent(key);
-            call(
-                &Engine::acquire, std::move(request),
-                [op, id = std::move(id), key, binds](Conversation& self,
-                                                     const AcquireResult& result) {
-                  bool acquired = !result.error && result.status == AcquireStatus::acquired;
-                  if (binds) self.keys_.acquire_answered(key, acquired);
-                  self.reply(op, [&](std::string& out) { return format_acquire(out, id, result); });
-                },
-                kSmallReply, waits);
+            slot.binds = request.params.release_on_disconnect || waits;
+            if (slot.binds) {
+              slot.key.assign(request.key);
+              keys_.acquire_sent(slot.key);
+            }
+            call(&Engine::acquire, std::move(request), slot);
           },
           [&](ReleaseRequest& request) {
-            call(
-                &Engine::release, std::move(request),
-                [op, id = std::move(id)](Conversation& self, const HolderResult& result) {
-                  if (!result.error && result.status != HolderStatus::not_holder) {
-                    self.keys_.lease_ended(result.key);
-                  }
-                  self.reply(op, [&](std::string& out) { return format_release(out, id, result); });
-                },
-                kSmallReply);
+            auto finish = [](Conversation& self, PendingRequest& slot) {
+              const auto& result = std::get<HolderResult>(slot.result);
+              if (!result.error && result.status != HolderStatus::not_holder) {
+                self.keys_.lease_ended(result.key);
+              }
+              self.reply(slot.op,
+                         [&](std::string& out) { return format_release(out, slot.id, result); });
+            };
+            call(&Engine::release, std::move(request), pending(op, id, finish, kSmallReply));
           },
           [&](RenewRequest& request) {
-            call(&Engine::renew, std::move(request), reply_with(op, std::move(id), &format_renew),
-                 kSmallReply);
+            call(&Engine::renew, std::move(request),
+                 pending(op, id, reply_with<HolderResult, format_renew>, kSmallReply));
           },
           [&](RevokeRequest& request) {
             request.by = principal_name();
-            call(&Engine::revoke, std::move(request), reply_with(op, std::move(id), &format_revoke),
-                 kSmallReply);
+            call(&Engine::revoke, std::move(request),
+                 pending(op, id, reply_with<HolderResult, format_revoke>, kSmallReply));
           },
           [&](CheckRequest& request) {
-            call(&Engine::check, std::move(request), reply_with(op, std::move(id), &format_check),
-                 kSmallReply);
+            call(&Engine::check, std::move(request),
+                 pending(op, id, reply_with<HolderResult, format_check>, kSmallReply));
           },
           [&](GetRequest& request) {
-            call(&Engine::get, std::move(request), reply_with(op, std::move(id), &format_get),
-                 kGetReply);
+            call(&Engine::get, std::move(request),
+                 pending(op, id, reply_with<GetResult, format_get>, kGetReply));
           },
           [&](KeepaliveRequest& request) {
             call(&Engine::keepalive, std::move(request),
-                 reply_with(op, std::move(id), &format_keepalive), kSmallReply);
+                 pending(op, id, reply_with<KeepaliveResult, format_keepalive>, kSmallReply));
           },
           [&](ListRequest& request) {
             std::size_t expect = kSmallReply + request.limit * kLeaseInList;
-            call(&Engine::list, std::move(request), reply_with(op, std::move(id), &format_list),
-                 expect);
+            call(&Engine::list, std::move(request),
+                 pending(op, id, reply_with<ListResult, format_list>, expect));
           },
           [&](HistoryRequest& request) {
             std::size_t expect = kSmallReply + request.limit * kTenureInHistory;
             call(&Engine::history, std::move(request),
-                 reply_with(op, std::move(id), &format_history), expect);
+                 pending(op, id, reply_with<HistoryResult, format_history>, expect));
           },
-          [&](WatchRequest& request) { start_watch(std::move(id), request); },
-          [&](UnwatchRequest& request) { stop_watch(std::move(id), request); },
+          [&](WatchRequest& request) { start_watch(id, request); },
+          [&](UnwatchRequest& request) { stop_watch(id, request); },
           [&](StatsRequest&) {
             ServerStats server{TENURE_VERSION, engine.clock().now() - context_.started_at,
                                context_.registry.size(), engine.events().subscribers()};
@@ -144,13 +204,13 @@ void Conversation::dispatch(std::string id, RequestBody& body) {
             reply(op, [&](std::string& out) { return format_stats(out, id, server, stats); });
           },
           [&](PingRequest&) { reply(op, [&](std::string& out) { return format_pong(out, id); }); },
-          [&](BackupRequest& request) { backup(std::move(id), request); },
+          [&](BackupRequest& request) { backup(id, request); },
       },
       body);
 }
 
-void Conversation::backup(std::string id, const BackupRequest& request) {
-  constexpr std::size_t op = static_cast<std::size_t>(protocol::Op::backup);
+void Conversation::backup(std::string_view id, const BackupRequest& request) {
+  constexpr protocol::Op op = protocol::Op::backup;
   Engine& engine = context_.engine;
   Revision revision = engine.revision();
   std::optional<Error> refusal;
@@ -166,8 +226,8 @@ void Conversation::backup(std::string id, const BackupRequest& request) {
   });
 }
 
-void Conversation::start_watch(std::string id, WatchRequest& request) {
-  constexpr std::size_t op = static_cast<std::size_t>(protocol::Op::watch);
+void Conversation::start_watch(std::string_view id, WatchRequest& request) {
+  constexpr protocol::Op op = protocol::Op::watch;
   std::optional<Error> refusal;
   if (watches_.size() >= context_.limits.max_watches) {
     refusal = Error{errc::too_many_requests, "a connection may have at most " +
@@ -194,8 +254,8 @@ void Conversation::start_watch(std::string id, WatchRequest& request) {
   reply(op, [&](std::string& out) { return format_watching(out, id, watch_id, current); });
 }
 
-void Conversation::stop_watch(std::string id, const UnwatchRequest& request) {
-  constexpr std::size_t op = static_cast<std::size_t>(protocol::Op::unwatch);
+void Conversation::stop_watch(std::string_view id, const UnwatchRequest& request) {
+  constexpr protocol::Op op = protocol::Op::unwatch;
   auto found = watches_.find(request.watch_id);
   if (found == watches_.end()) {
     Error refusal{errc::bad_request, "watch_id " + std::to_string(request.watch_id) +

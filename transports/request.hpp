@@ -54,9 +54,10 @@ inline constexpr protocol::Op request_op<Request, std::variant<Requests...>> = [
 }();
 
 // The outcome of parsing one line. `id` is the raw JSON text of the request's id, to be echoed
-// verbatim; it is empty when the request had none (or it could not be read).
+// verbatim; it is empty when the request had none (or it could not be read). It points into the
+// parser, and lives until its next parse.
 struct ParsedRequest {
-  std::string id;
+  std::string_view id;
   std::variant<RequestBody, Error> body;
 };
 

@@ -188,7 +188,7 @@ ParsedRequest RequestParser::parse(std::string_view line) {
   if (!id.absent() && id.kind != FieldValue::Kind::string && id.kind != FieldValue::Kind::integer) {
     return {{}, bad_request("id must be a string or an integer")};
   }
-  return {std::string(id.absent() ? std::string_view() : id.raw), build(fields_, reader_)};
+  return {id.absent() ? std::string_view() : id.raw, build(fields_, reader_)};
 }
 
 RequestParser& thread_request_parser() {

@@ -1,0 +1,38 @@
+#pragma once
+// A request handed to the engine and not answered yet, in a slot its connection reuses from
+// request to request: the engine's reply carries only a pointer to it (small enough for
+// std::function to hold without allocating), and the result waits in it for the connection's
+// strand.
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <variant>
+
+#include "actors/requests.hpp"
+#include "protocol/ops.hpp"
+#include "transports/audit_log.hpp"
+
+namespace tenure {
+
+class Conversation;
+
+struct PendingRequest {
+  // Writes the reply to `result`, on the strand.
+  using Finish = void (*)(Conversation&, PendingRequest&);
+
+  protocol::Op op = protocol::Op::ping;
+  std::string id;  // the raw JSON of the request's id
+  std::size_t expect = 0;
+  bool waits = false;
+  Finish finish = nullptr;
+  std::string key;  // acquire: the key it binds to the connection, if it binds one
+  bool binds = false;
+  bool audited = false;
+  AuditSubject audit;
+  std::variant<std::monostate, AcquireResult, HolderResult, GetResult, KeepaliveResult, ListResult,
+               HistoryResult>
+      result;
+  PendingRequest* next = nullptr;  // in the connection's list of answered requests
+};
+
+}  // namespace tenure
