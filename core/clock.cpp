@@ -47,26 +47,29 @@ void put_digits(char* out, unsigned value, int width) {
 
 }  // namespace
 
-std::string format_time(Millis t) {
+TimeText::TimeText(Millis t) {
   std::int64_t days = (t >= 0 ? t : t - 86'399'999) / 86'400'000;
   auto ms_of_day = static_cast<unsigned>(t - days * 86'400'000);
   int year;
   unsigned month, day;
   civil_from_days(days, year, month, day);
   if (year < 0 || year > 9999) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%+lldms", static_cast<long long>(t));  // out of RFC 3339
-    return buf;
+    int n = std::snprintf(chars_, sizeof chars_, "%+lldms", static_cast<long long>(t));
+    size_ = static_cast<std::size_t>(n);  // out of RFC 3339; at most 22 characters
+    return;
   }
-  std::string out = "0000-00-00T00:00:00.000Z";
-  put_digits(&out[0], static_cast<unsigned>(year), 4);
-  put_digits(&out[5], month, 2);
-  put_digits(&out[8], day, 2);
-  put_digits(&out[11], ms_of_day / 3'600'000, 2);
-  put_digits(&out[14], ms_of_day / 60'000 % 60, 2);
-  put_digits(&out[17], ms_of_day / 1000 % 60, 2);
-  put_digits(&out[20], ms_of_day % 1000, 3);
-  return out;
+  constexpr std::string_view kShape = "0000-00-00T00:00:00.000Z";
+  kShape.copy(chars_, kShape.size());
+  size_ = kShape.size();
+  put_digits(&chars_[0], static_cast<unsigned>(year), 4);
+  put_digits(&chars_[5], month, 2);
+  put_digits(&chars_[8], day, 2);
+  put_digits(&chars_[11], ms_of_day / 3'600'000, 2);
+  put_digits(&chars_[14], ms_of_day / 60'000 % 60, 2);
+  put_digits(&chars_[17], ms_of_day / 1000 % 60, 2);
+  put_digits(&chars_[20], ms_of_day % 1000, 3);
 }
+
+std::string format_time(Millis t) { return std::string(TimeText(t).view()); }
 
 }  // namespace tenure

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace tenure {
 
@@ -47,5 +48,16 @@ class MockClock final : public Clock {
 
 // RFC 3339 UTC with millisecond precision: "2026-11-30T03:55:33.123Z".
 std::string format_time(Millis t);
+
+// The same text in place, for writers that copy it on at once (replies: no allocation per time).
+class TimeText {
+ public:
+  explicit TimeText(Millis t);
+  std::string_view view() const { return {chars_, size_}; }
+
+ private:
+  char chars_[32];
+  std::size_t size_ = 0;
+};
 
 }  // namespace tenure

@@ -5,7 +5,7 @@ namespace tenure {
 void write_time(JsonWriter& w, std::string_view name, std::optional<Millis> t) {
   w.key(name);
   if (t) {
-    w.value(format_time(*t));
+    w.value(TimeText(*t).view());
   } else {
     w.null();
   }

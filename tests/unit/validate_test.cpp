@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 
 #include "core/clock.hpp"
 #include "core/json_writer.hpp"
@@ -36,6 +37,10 @@ TEST_CASE("times are RFC 3339 UTC with milliseconds", "[core]") {
   CHECK(format_time(-1) == "1969-12-31T23:59:59.999Z");
   CHECK(format_time(951'782'400'000) == "2000-02-29T00:00:00.000Z");
   CHECK(format_time(4'102'444'799'999) == "2099-12-31T23:59:59.999Z");
+  // Beyond year 9999 a time is not RFC 3339: milliseconds, signed, whatever their width.
+  CHECK(format_time(std::numeric_limits<Millis>::min()) == "-9223372036854775808ms");
+  CHECK(TimeText(std::numeric_limits<Millis>::max()).view() == "+9223372036854775807ms");
+  CHECK(TimeText(1'796'010'933'123).view() == "2026-11-30T03:55:33.123Z");
 }
 
 TEST_CASE("time formatting agrees with gmtime from 1970 to 2286", "[core]") {
