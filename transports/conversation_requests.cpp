@@ -63,10 +63,13 @@ void Conversation::call(void (Engine::*method)(Request, Reply<Result>), Request 
   }
   // Two pointers: std::function keeps them in place, where a shared_ptr would cost an allocation.
   // `keep_` holds the connection until the slot is finished.
-  (context_.engine.*method)(std::move(request), [self = this, &slot](Result result) {
+  auto reply = [self = this, &slot](Result result) {
     slot.result.template emplace<Result>(std::move(result));
     self->answered(&slot);
-  });
+  };
+  static_assert(std::is_trivially_copyable_v<decltype(reply)> &&
+                sizeof(reply) <= 2 * sizeof(void*));
+  (context_.engine.*method)(std::move(request), std::move(reply));
 }
 
 void Conversation::answered(PendingRequest* slot) {

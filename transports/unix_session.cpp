@@ -37,6 +37,7 @@ UnixSession::UnixSession(Socket socket, Strand strand, ServerContext& context, P
       socket_(std::move(socket)),
       wake_(strand),
       write_deadline_(strand),
+      wake_writer_(strand),
       peer_(peer),
       input_(std::min(kInitialInput, context.limits.max_frame + 1), '\0') {}
 
@@ -48,6 +49,9 @@ void UnixSession::start() {
   asio::co_spawn(
       strand_, [self = self()] { return self->read_loop(); },
       LogTaskFailure("socket connection read loop"));
+  asio::co_spawn(
+      strand_, [self = self()] { return self->write_loop(); },
+      LogTaskFailure("socket connection write loop"));
 }
 
 void UnixSession::drain() {
@@ -154,23 +158,36 @@ void UnixSession::queue(MessageFormat format, const std::shared_ptr<Subscription
 }
 
 void UnixSession::start_writing() {
-  if (writing_ || pending_.empty() || ended()) return;
-  writing_ = true;
-  asio::co_spawn(
-      strand_, [self = self()] { return self->write_loop(); },
-      LogTaskFailure("socket connection write loop"));
+  if (!writer_idle_ || pending_.empty()) return;
+  writer_idle_ = false;
+  wake_writer_.cancel();
 }
 
 asio::awaitable<void> UnixSession::write_loop() {
-  while (!pending_.empty() && !ended()) {
+  while (!ended()) {
+    if (pending_.empty()) {
+      writer_idle_ = true;
+      wake_writer_.expires_at(asio::steady_timer::time_point::max());
+      co_await wake_writer_.async_wait(as_tuple(use_awaitable));
+      writer_idle_ = false;
+      continue;
+    }
+    writing_ = true;
     std::swap(pending_, outgoing_);
     std::swap(pending_events_, outgoing_events_);
     std::size_t written = 0;
-    boost::system::error_code error = co_await write_outgoing(written);
-    if (unread_) {
-      writing_ = false;
-      co_return co_await close_unread(written);
+    boost::system::error_code error;
+    while (!error && written < outgoing_.size()) {
+      arm_write_timeout();
+      std::size_t n = 0;
+      std::tie(error, n) = co_await socket_.async_write_some(
+          asio::buffer(outgoing_.data() + written, outgoing_.size() - written),
+          as_tuple(use_awaitable));
+      written += n;
     }
+    write_deadline_.cancel();
+    writing_ = false;
+    if (unread_) co_return co_await close_unread(written);
     outgoing_.clear();
     if (outgoing_.capacity() > kKeptOutputCapacity) {
       // Back to the kept size, not to nothing: regrowing from a few bytes on every write of a
@@ -179,26 +196,9 @@ asio::awaitable<void> UnixSession::write_loop() {
       outgoing_.reserve(kKeptOutputCapacity);
     }
     outgoing_events_.written();
-    if (error) {
-      close();
-      break;
-    }
+    if (error) co_return close();
+    if (pending_.empty()) settle();
   }
-  writing_ = false;
-  settle();
-}
-
-asio::awaitable<boost::system::error_code> UnixSession::write_outgoing(std::size_t& from) {
-  boost::system::error_code error;
-  while (!error && from < outgoing_.size()) {
-    arm_write_timeout();
-    std::size_t n = 0;
-    std::tie(error, n) = co_await socket_.async_write_some(
-        asio::buffer(outgoing_.data() + from, outgoing_.size() - from), as_tuple(use_awaitable));
-    from += n;
-  }
-  write_deadline_.cancel();
-  co_return error;
 }
 
 void UnixSession::arm_write_timeout() {
@@ -223,6 +223,7 @@ void UnixSession::settle() {
   bool done = state_ == State::flushing || (state_ == State::draining && inflight() == 0);
   if (!written || !done) return;
   state_ = State::closing;
+  wake_writer_.cancel();
   asio::co_spawn(
       strand_, [self = self()] { return self->close_gracefully(); },
       LogTaskFailure("socket connection graceful close"));
@@ -290,6 +291,7 @@ void UnixSession::close() {
   socket_.close(ignored);
   wake_.cancel();
   write_deadline_.cancel();
+  wake_writer_.cancel();
   disconnect();
   context_.registry.remove(this);
   spdlog::debug("connection {} closed", conn());

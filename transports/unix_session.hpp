@@ -41,9 +41,9 @@ class UnixSession final : public Conversation {
   }
   boost::asio::awaitable<void> read_loop();
   boost::asio::awaitable<void> wait_for_room();
+  // Runs as long as the connection: waits for output, then writes all that queued up meanwhile
+  // in one write; each piece the client takes restarts the write timeout.
   boost::asio::awaitable<void> write_loop();
-  // Writes outgoing_ from `from` on; each piece the client takes restarts the write timeout.
-  boost::asio::awaitable<boost::system::error_code> write_outgoing(std::size_t& from);
   boost::asio::awaitable<void> close_gracefully();
   // The write timeout passed: drops what is not written, tells the client so and closes.
   boost::asio::awaitable<void> close_unread(std::size_t written);
@@ -57,6 +57,7 @@ class UnixSession final : public Conversation {
   bool ended() const override { return state_ == State::closing || state_ == State::closed; }
   void settle() override;
 
+  // Wakes the write loop if it waits for output and there is some.
   void start_writing();
   void stop_reading(State next);
   void close();
@@ -65,12 +66,14 @@ class UnixSession final : public Conversation {
   // The read loop waits on it while reading is paused; a graceful close, for its deadline.
   boost::asio::steady_timer wake_;
   boost::asio::steady_timer write_deadline_;
-  bool unread_ = false;  // the write timeout passed
+  boost::asio::steady_timer wake_writer_;  // the write loop waits on it while there is no output
+  bool writer_idle_ = false;               // it is waiting
+  bool unread_ = false;                    // the write timeout passed
   boost::asio::cancellation_signal stop_read_;
   Peer peer_;
   State state_ = State::open;
   bool waiting_for_room_ = false;
-  bool writing_ = false;
+  bool writing_ = false;  // a write is in flight
 
   // Input: [begin_, end_) is unconsumed, [begin_, scan_) is known to hold no newline.
   std::string input_;
