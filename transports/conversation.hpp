@@ -147,10 +147,9 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   std::size_t waiting_ = 0;   // waiting acquires in flight
   std::size_t reserved_ = 0;  // reply bytes expected of the quick requests in flight
   ConnectionKeys keys_;
-  // Every slot the connection made (as many as it ever had requests in flight), and the free
-  // ones.
-  std::vector<std::unique_ptr<PendingRequest>> slots_;
-  std::vector<PendingRequest*> free_;
+  // Slots of answered requests, kept for the next ones (a slot in flight is owned by the reply
+  // that points at it, and comes back here or is deleted once finished).
+  std::vector<std::unique_ptr<PendingRequest>> free_;
   std::atomic<PendingRequest*> answered_{nullptr};  // last answered first
   // Keeps the connection while the engine has requests of it: its replies point at it.
   std::shared_ptr<Conversation> keep_;

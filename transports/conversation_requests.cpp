@@ -24,6 +24,10 @@ constexpr std::size_t kGetReply = 4096;   // a lease and up to 100 waiters
 constexpr std::size_t kLeaseInList = 300;
 constexpr std::size_t kTenureInHistory = 200;
 
+// Request slots a connection keeps between requests, and the longest id a kept one holds.
+constexpr std::size_t kKeptSlots = 128;
+constexpr std::size_t kKeptIdCapacity = 256;
+
 }  // namespace
 
 PendingRequest& Conversation::pending(protocol::Op op, std::string_view id,
@@ -37,11 +41,8 @@ PendingRequest& Conversation::pending(protocol::Op op, std::string_view id,
     ++quick_;
     reserved_ += expect;
   }
-  if (free_.empty()) {
-    slots_.push_back(std::make_unique<PendingRequest>());
-    free_.push_back(slots_.back().get());
-  }
-  PendingRequest& slot = *free_.back();
+  if (free_.empty()) free_.push_back(std::make_unique<PendingRequest>());
+  PendingRequest& slot = *free_.back().release();
   free_.pop_back();
   slot.op = op;
   slot.id.assign(id);
@@ -112,8 +113,13 @@ void Conversation::finish_answered() {
           slot.result);
     }
     slot.finish(*this, slot);
-    slot.result.emplace<std::monostate>();
-    free_.push_back(&slot);
+    std::unique_ptr<PendingRequest> owned(&slot);
+    // Kept for the next request unless the connection had an unusually deep pipeline or a long
+    // id, which should not hold memory for as long as it stays open.
+    if (free_.size() < kKeptSlots && slot.id.capacity() <= kKeptIdCapacity) {
+      slot.result.emplace<std::monostate>();
+      free_.push_back(std::move(owned));
+    }
   }
   if (inflight() == 0) keep_.reset();  // the post's own reference keeps it until the end here
   settle();
