@@ -106,6 +106,10 @@ constexpr bool table_in_enum_order() {
 }
 static_assert(table_in_enum_order(), "kOps lists the ops in the order of Op");
 
+// The ops the engine answers come first; the rest are a connection's own (watches, stats, ping,
+// backup). The engine counts its ops by these indexes.
+inline constexpr std::size_t kEngineOpCount = static_cast<std::size_t>(Op::revoke) + 1;
+
 constexpr const OpSpec& spec(Op op) { return kOps[static_cast<std::size_t>(op)]; }
 constexpr std::string_view to_string(Op op) { return spec(op).name; }
 

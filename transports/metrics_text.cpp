@@ -83,9 +83,10 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
   e.single("ledger_healthy", "gauge", "1 while the ledger accepts writes, else 0.",
            s.healthy ? 1 : 0);
   e.family("engine_ops_total", "counter", "Requests admitted by the engine, by operation.");
-  for (std::size_t kind = 0; kind < s.ops.size(); ++kind) {
-    e.sample("engine_ops_total", fmt::format("op=\"{}\"", to_string(static_cast<OpKind>(kind))),
-             s.ops[kind]);
+  for (std::size_t op = 0; op < s.ops.size(); ++op) {
+    e.sample("engine_ops_total",
+             fmt::format("op=\"{}\"", protocol::to_string(static_cast<protocol::Op>(op))),
+             s.ops[op]);
   }
   // Lateness bucket i holds whole milliseconds of bit width i; writer bucket i holds [2^i,
   // 2^(i+1)).

@@ -1,6 +1,7 @@
 #include "transports/reply_format.hpp"
 
 #include "core/json_writer.hpp"
+#include "protocol/ops.hpp"
 #include "transports/lease_json.hpp"
 
 namespace tenure {
@@ -232,8 +233,9 @@ ReplyOutcome format_stats(std::string& out, std::string_view id, const ServerSta
   w.field("revision", engine.revision).field("live_leases", engine.live_leases);
   w.field("keys", engine.resident_keys).field("connections", server.connections);
   w.field("watchers", server.watchers).key("ops").begin_object();
-  for (std::size_t kind = 0; kind < engine.ops.size(); ++kind) {
-    w.field(to_string(static_cast<OpKind>(kind)), engine.ops[kind]);
+  static_assert(std::tuple_size_v<decltype(engine.ops)> == protocol::kEngineOpCount);
+  for (std::size_t op = 0; op < engine.ops.size(); ++op) {
+    w.field(protocol::to_string(static_cast<protocol::Op>(op)), engine.ops[op]);
   }
   w.end_object().end_object();
   return ReplyStatus::ok;

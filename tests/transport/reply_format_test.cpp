@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "protocol/ops.hpp"
+
 namespace tenure {
 namespace {
 
@@ -183,11 +185,18 @@ TEST_CASE("lost events, pong and stats", "[transport]") {
   out.clear();
   EngineStats engine;
   engine.revision = 5;
-  engine.ops[static_cast<std::size_t>(OpKind::acquire)] = 3;
+  engine.ops[static_cast<std::size_t>(protocol::Op::acquire)] = 3;
   format_stats(out, "", ServerStats{"1.2.3", 10, 2, 0}, engine);
   CHECK_THAT(out, Catch::StartsWith(R"({"status":"ok","version":"1.2.3","uptime_ms":10,)"
                                     R"("revision":5,"live_leases":0,"keys":0,"connections":2,)"
                                     R"("watchers":0,"ops":{"acquire":3,)"));
+}
+
+TEST_CASE("the engine counts its ops by the op table's indexes", "[transport]") {
+  // Stats and metrics name the engine's counters by the table.
+  for (std::size_t op = 0; op < protocol::kEngineOpCount; ++op) {
+    CHECK(to_string(static_cast<OpKind>(op)) == protocol::to_string(static_cast<protocol::Op>(op)));
+  }
 }
 
 TEST_CASE("watch replies and the messages of a watch", "[transport]") {
