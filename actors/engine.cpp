@@ -12,12 +12,6 @@
 
 namespace tenure {
 
-std::string_view to_string(OpKind kind) {
-  static constexpr std::string_view kNames[] = {"acquire", "renew", "release", "keepalive", "check",
-                                                "get",     "list",  "history", "revoke"};
-  return kNames[static_cast<std::size_t>(kind)];
-}
-
 struct Engine::Impl {
   Impl(boost::asio::io_context& io, const Clock& clock, EngineConfig config,
        std::unique_ptr<storage::Ledger> ledger)
@@ -32,7 +26,7 @@ struct Engine::Impl {
 
   // Counts the request and lets it in unless the engine is stopping (then answers it).
   template <typename Result>
-  bool admit(OpKind kind, Reply<Result>& reply) {
+  bool admit(protocol::Op kind, Reply<Result>& reply) {
     core.counters.ops[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
     if (requests.enter()) return true;
     Result result;
@@ -47,7 +41,7 @@ struct Engine::Impl {
 
   // Admits the request and runs `run(shard, request, reply)` on its key's shard.
   template <typename Request, typename Result, typename Run>
-  void on_shard(OpKind kind, Request request, Reply<Result> reply, Run run) {
+  void on_shard(protocol::Op kind, Request request, Reply<Result> reply, Run run) {
     if (!admit(kind, reply)) return;
     stamp(request.caller);
     Shard& shard = core.shard_of(request.key);
@@ -60,7 +54,7 @@ struct Engine::Impl {
 
   // Admits the request and hands it to its key's actor, on the key's shard.
   template <typename Request, typename Result>
-  void on_actor(OpKind kind, Request request, Reply<Result> reply,
+  void on_actor(protocol::Op kind, Request request, Reply<Result> reply,
                 void (KeyActor::*op)(Request, Reply<Result>)) {
     on_shard(kind, std::move(request), std::move(reply),
              [op](Shard& shard, Request request, Reply<Result> reply) {
@@ -73,7 +67,7 @@ struct Engine::Impl {
   // As on_actor when the key's actor is resident; else `cold(request)` answers from the ledger
   // (no live lease without a resident actor), on the shard all the same.
   template <typename Request, typename Result, typename Cold>
-  void read(OpKind kind, Request request, Reply<Result> reply,
+  void read(protocol::Op kind, Request request, Reply<Result> reply,
             void (KeyActor::*op)(Request, Reply<Result>), Cold cold) {
     on_shard(kind, std::move(request), std::move(reply),
              [op, cold, this](Shard& shard, Request request, Reply<Result> reply) {
@@ -209,31 +203,31 @@ void Engine::stop() {
 }
 
 void Engine::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
-  impl_->on_actor(OpKind::acquire, std::move(request), std::move(reply), &KeyActor::acquire);
+  impl_->on_actor(protocol::Op::acquire, std::move(request), std::move(reply), &KeyActor::acquire);
 }
 
 void Engine::renew(RenewRequest request, Reply<HolderResult> reply) {
-  impl_->on_actor(OpKind::renew, std::move(request), std::move(reply), &KeyActor::renew);
+  impl_->on_actor(protocol::Op::renew, std::move(request), std::move(reply), &KeyActor::renew);
 }
 
 void Engine::release(ReleaseRequest request, Reply<HolderResult> reply) {
-  impl_->on_actor(OpKind::release, std::move(request), std::move(reply), &KeyActor::release);
+  impl_->on_actor(protocol::Op::release, std::move(request), std::move(reply), &KeyActor::release);
 }
 
 void Engine::revoke(RevokeRequest request, Reply<HolderResult> reply) {
   if (!request.caller.admin) {
-    if (!impl_->admit(OpKind::revoke, reply)) return;
+    if (!impl_->admit(protocol::Op::revoke, reply)) return;
     HolderResult result;
     result.error = Error{errc::forbidden, "revoke is for admin principals only"};
     reply(std::move(result));
     impl_->requests.leave();
     return;
   }
-  impl_->on_actor(OpKind::revoke, std::move(request), std::move(reply), &KeyActor::revoke);
+  impl_->on_actor(protocol::Op::revoke, std::move(request), std::move(reply), &KeyActor::revoke);
 }
 
 void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
-  impl_->read(OpKind::check, std::move(request), std::move(reply), &KeyActor::check,
+  impl_->read(protocol::Op::check, std::move(request), std::move(reply), &KeyActor::check,
               [](const storage::Ledger& ledger, const CheckRequest& request) {
                 HolderResult result;
                 storage::LoadedState loaded;
@@ -254,7 +248,7 @@ void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
 }
 
 void Engine::get(GetRequest request, Reply<GetResult> reply) {
-  impl_->read(OpKind::get, std::move(request), std::move(reply), &KeyActor::get,
+  impl_->read(protocol::Op::get, std::move(request), std::move(reply), &KeyActor::get,
               [](const storage::Ledger& ledger, const GetRequest& request) {
                 GetResult result;
                 storage::LoadedState loaded;
@@ -275,19 +269,19 @@ void Engine::get(GetRequest request, Reply<GetResult> reply) {
 }
 
 void Engine::history(HistoryRequest request, Reply<HistoryResult> reply) {
-  impl_->read(OpKind::history, std::move(request), std::move(reply), &KeyActor::history,
+  impl_->read(protocol::Op::history, std::move(request), std::move(reply), &KeyActor::history,
               &read_history);
 }
 
 void Engine::list(ListRequest request, Reply<ListResult> reply) {
-  if (!impl_->admit(OpKind::list, reply)) return;
+  if (!impl_->admit(protocol::Op::list, reply)) return;
   impl_->stamp(request.caller);
   reply(read_list(*impl_->core.ledger, request, request.caller.received_at));
   impl_->requests.leave();
 }
 
 void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
-  if (!impl_->admit(OpKind::keepalive, reply)) return;
+  if (!impl_->admit(protocol::Op::keepalive, reply)) return;
   impl_->stamp(request.caller);
   EngineCore& core = impl_->core;
   // Every shard renews the owner's keys it holds through their actors; the last answer, of all

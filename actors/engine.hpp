@@ -13,6 +13,7 @@
 #include "actors/requests.hpp"
 #include "actors/watch.hpp"
 #include "core/clock.hpp"
+#include "protocol/ops.hpp"
 #include "storage/group_writer.hpp"
 #include "storage/ledger.hpp"
 
@@ -46,8 +47,6 @@ class ConnectionListener {
   virtual void on_lost(const Event& event) = 0;
 };
 
-enum class OpKind { acquire, renew, release, keepalive, check, get, list, history, revoke, count };
-
 struct EngineStats {
   Revision revision = 0;
   Revision oldest_revision = 0;
@@ -56,14 +55,12 @@ struct EngineStats {
   std::uint64_t waiters = 0;
   std::uint64_t expired = 0;
   std::uint64_t pending_turns = 0;  // actor turns queued and shard timers armed
-  std::array<std::uint64_t, static_cast<std::size_t>(OpKind::count)> ops{};
+  std::array<std::uint64_t, protocol::kEngineOpCount> ops{};  // by protocol::Op
   std::array<std::uint64_t, 16> expiry_lateness_ms_log2{};
   std::uint64_t expiry_lateness_ms_sum = 0;
   storage::WriterStats writer;
   bool healthy = true;
 };
-
-std::string_view to_string(OpKind kind);
 
 class Engine {
  public:

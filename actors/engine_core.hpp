@@ -20,7 +20,7 @@ struct EngineCounters {
   std::atomic<std::int64_t> live_leases{0};
   std::atomic<std::int64_t> waiters{0};
   std::atomic<std::uint64_t> expired{0};
-  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(OpKind::count)> ops{};
+  std::array<std::atomic<std::uint64_t>, protocol::kEngineOpCount> ops{};
   std::array<std::atomic<std::uint64_t>, 16> expiry_lateness_ms_log2{};
   std::atomic<std::uint64_t> expiry_lateness_ms_sum{0};
 };

@@ -192,13 +192,6 @@ TEST_CASE("lost events, pong and stats", "[transport]") {
                                     R"("watchers":0,"ops":{"acquire":3,)"));
 }
 
-TEST_CASE("the engine counts its ops by the op table's indexes", "[transport]") {
-  // Stats and metrics name the engine's counters by the table.
-  for (std::size_t op = 0; op < protocol::kEngineOpCount; ++op) {
-    CHECK(to_string(static_cast<OpKind>(op)) == protocol::to_string(static_cast<protocol::Op>(op)));
-  }
-}
-
 TEST_CASE("watch replies and the messages of a watch", "[transport]") {
   std::string out;
   CHECK(format_watching(out, "4", 9, 120).status == ReplyStatus::watching);
