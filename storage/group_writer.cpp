@@ -108,7 +108,7 @@ Status GroupWriter::start(Revision reserved) {
   Status status = reserve_for(written_ + 1);
   if (!status.ok()) return status;
   if (config_.sync) durable_.store(take_snapshot());
-  completer_ = std::thread([this] { complete(); });
+  if (config_.sync) completer_ = std::thread([this] { complete(); });
   thread_ = std::thread([this] { run(); });
   return status;
 }
@@ -129,7 +129,7 @@ void GroupWriter::stop() {
     writer_done_ = true;
   }
   landed_.notify_all();
-  completer_.join();
+  if (completer_.joinable()) completer_.join();
   durable_.store(nullptr);  // the ledger closes next: no snapshot may outlive it
   // A clean stop: the exact revision is durable. (Unsynced writes are synced first.)
   if (healthy_.load() && (config_.sync || db_->SyncWAL().ok())) {
@@ -224,6 +224,12 @@ void GroupWriter::refuse(std::vector<Pending>& batch) {
 }
 
 void GroupWriter::land(Landing landing) {
+  if (!config_.sync) {
+    // Nothing to wait for: answered here, without a hand-off to the completer.
+    landed_here_.push_back(std::move(landing));
+    answer(landed_here_, events_here_);
+    return;
+  }
   {
     std::lock_guard lock(mutex_);
     landing_.push_back(std::move(landing));
@@ -326,32 +332,43 @@ void GroupWriter::complete() {
       landed_.wait(lock, [&] { return !landing_.empty() || writer_done_; });
       if (landing_.empty()) break;
       landings.swap(landing_);
-      sink = sink_;
-      syncing_ = config_.sync;
+      syncing_ = true;
     }
-    if (config_.sync) sync_landed(landings);
-    std::uint64_t n = 0;
-    for (Landing& l : landings) {
-      n += l.batch.size();
-      if (l.ok && sink) {
-        events.clear();
-        for (const Pending& p : l.batch) {
-          for (const WriteOp& op : p.ops) {
-            if (!op.events.empty()) events.push_back(&op.events);
-          }
-        }
-        if (!events.empty()) sink(events);
-      }
-      for (Pending& p : l.batch) p.done(l.ok, p.ops);
-    }
-    landings.clear();
+    sync_landed(landings);
+    answer(landings, events);
     {
       std::lock_guard lock(mutex_);
-      finished_ += n;
       syncing_ = false;
     }
-    drained_.notify_all();
     wake_.notify_all();
+  }
+  drained_.notify_all();
+}
+
+void GroupWriter::answer(std::vector<Landing>& landings, std::vector<const Events*>& events) {
+  EventSink sink;
+  {
+    std::lock_guard lock(mutex_);
+    sink = sink_;
+  }
+  std::uint64_t n = 0;
+  for (Landing& l : landings) {
+    n += l.batch.size();
+    if (l.ok && sink) {
+      events.clear();
+      for (const Pending& p : l.batch) {
+        for (const WriteOp& op : p.ops) {
+          if (!op.events.empty()) events.push_back(&op.events);
+        }
+      }
+      if (!events.empty()) sink(events);
+    }
+    for (Pending& p : l.batch) p.done(l.ok, p.ops);
+  }
+  landings.clear();
+  {
+    std::lock_guard lock(mutex_);
+    finished_ += n;
   }
   drained_.notify_all();
 }

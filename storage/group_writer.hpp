@@ -50,10 +50,10 @@ struct WriteOp {
   Events events;  // revisions are filled in at commit
 };
 
-// Called on the completer thread once the ops are durable (ok, their events numbered) or refused
-// (!ok), in commit order.
+// Called on the completer thread (the writer thread with sync off) once the ops are durable (ok,
+// their events numbered) or refused (!ok), in commit order.
 using CommitDone = std::function<void(bool ok, std::vector<WriteOp>& ops)>;
-// Sees every committed event, in revision order, on the completer thread: one call per written
+// Sees every committed event, in revision order, on the same thread: one call per written
 // batch, once it is durable and before its CommitDone calls, with the events of each of its ops
 // that has some (they are the ops', valid during the call).
 using EventSink = std::function<void(const std::vector<const Events*>& events)>;
@@ -128,7 +128,9 @@ class GroupWriter {
     std::shared_ptr<const rocksdb::Snapshot> snapshot;  // sync on: the ledger after it
   };
   void run();
-  void complete();  // the completer thread
+  void complete();  // the completer thread (sync on)
+  // Publishes the events of the landed batches that were written and answers every group.
+  void answer(std::vector<Landing>& landings, std::vector<const Events*>& events);
   [[nodiscard]] bool commit(std::vector<Pending>& batch);
   void refuse(std::vector<Pending>& batch);
   void land(Landing landing);
@@ -175,6 +177,8 @@ class GroupWriter {
   Revision reserved_ = 0;
   Revision written_ = 0;  // the newest revision written (durable or not)
   Revision written_oldest_ = 0;
+  std::vector<Landing> landed_here_;  // sync off: batches answered on this thread
+  std::vector<const Events*> events_here_;
   std::chrono::steady_clock::time_point marks_written_;
   std::atomic<std::int64_t> unsettled_{0};
   std::atomic<std::int64_t> unlanded_{0};  // written batches the completer has not answered
