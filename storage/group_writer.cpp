@@ -18,6 +18,73 @@ std::size_t log2_bucket(std::uint64_t v, std::size_t buckets) {
   return b < buckets ? b : buckets - 1;
 }
 
+void count_group(WriterStats& stats, std::uint64_t ops, std::uint64_t micros) {
+  if (ops > stats.max_batch) stats.max_batch = ops;
+  stats.batch_size_log2[log2_bucket(ops, stats.batch_size_log2.size())]++;
+  stats.write_us_log2[log2_bucket(micros, stats.write_us_log2.size())]++;
+  stats.write_us_sum += micros;
+}
+
+std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count());
+}
+
+// Builds the batch that puts back what a written batch changed, as a snapshot has it.
+class Restorer : public rocksdb::WriteBatch::Handler {
+ public:
+  Restorer(rocksdb::DB* db, const ColumnFamilies& cf, const rocksdb::Snapshot* snapshot,
+           rocksdb::WriteBatch& out)
+      : db_(db), out_(out) {
+    read_.snapshot = snapshot;
+    for (rocksdb::ColumnFamilyHandle* h : {cf.leases, cf.tenures, cf.events, cf.meta}) {
+      handles_.push_back(h);
+    }
+  }
+  rocksdb::Status PutCF(std::uint32_t id, const rocksdb::Slice& key,
+                        const rocksdb::Slice&) override {
+    return restore(id, key);
+  }
+  rocksdb::Status DeleteCF(std::uint32_t id, const rocksdb::Slice& key) override {
+    return restore(id, key);
+  }
+  rocksdb::Status DeleteRangeCF(std::uint32_t id, const rocksdb::Slice& begin,
+                                const rocksdb::Slice& end) override {
+    rocksdb::ColumnFamilyHandle* h = handle(id);
+    if (!h) return rocksdb::Status::Corruption("unknown column family in a batch");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_, h));
+    for (it->Seek(begin); it->Valid() && it->key().compare(end) < 0; it->Next()) {
+      if (rocksdb::Status s = out_.Put(h, it->key(), it->value()); !s.ok()) return s;
+    }
+    return it->status();
+  }
+
+ private:
+  rocksdb::ColumnFamilyHandle* handle(std::uint32_t id) const {
+    for (rocksdb::ColumnFamilyHandle* h : handles_) {
+      if (h->GetID() == id) return h;
+    }
+    return nullptr;
+  }
+  rocksdb::Status restore(std::uint32_t id, const rocksdb::Slice& key) {
+    rocksdb::ColumnFamilyHandle* h = handle(id);
+    if (!h) return rocksdb::Status::Corruption("unknown column family in a batch");
+    std::string value;
+    rocksdb::Status s = db_->Get(read_, h, key, &value);
+    if (s.IsNotFound()) return out_.Delete(h, key);
+    return s.ok() ? out_.Put(h, key, value) : s;
+  }
+
+  rocksdb::DB* db_;
+  rocksdb::WriteBatch& out_;
+  rocksdb::ReadOptions read_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+};
+
+// Ops queued during a sync above which the writer writes them without waiting for it to end.
+constexpr std::size_t kWriteAhead = 64;
+
 // Events are trimmed in steps, not on every batch, to keep range tombstones few.
 constexpr std::uint64_t kEventTrimStep = 4096;
 
@@ -36,8 +103,13 @@ GroupWriter::~GroupWriter() { stop(); }
 
 Status GroupWriter::start(Revision reserved) {
   reserved_ = reserved;
-  Status status = reserve_for(revision_.load() + 1);
-  if (status.ok()) thread_ = std::thread([this] { run(); });
+  written_ = revision_.load();
+  written_oldest_ = oldest_revision_.load();
+  Status status = reserve_for(written_ + 1);
+  if (!status.ok()) return status;
+  if (config_.sync) durable_.store(take_snapshot());
+  if (config_.sync) completer_ = std::thread([this] { complete(); });
+  thread_ = std::thread([this] { run(); });
   return status;
 }
 
@@ -52,6 +124,13 @@ void GroupWriter::stop() {
   wake_.notify_all();
   if (!thread_.joinable()) return;
   thread_.join();
+  {
+    std::lock_guard lock(mutex_);
+    writer_done_ = true;
+  }
+  landed_.notify_all();
+  if (completer_.joinable()) completer_.join();
+  durable_.store(nullptr);  // the ledger closes next: no snapshot may outlive it
   // A clean stop: the exact revision is durable. (Unsynced writes are synced first.)
   if (healthy_.load() && (config_.sync || db_->SyncWAL().ok())) {
     (void)write_marks_now(revision_.load());  // a later start then checks less, no more
@@ -67,6 +146,7 @@ void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
   {
     std::lock_guard lock(mutex_);
     if (healthy_.load() && !stopping_) {
+      queued_ops_ += ops.size();
       queue_.push_back(Pending{std::move(ops), std::move(done)});
       ++submitted_;
       ++stats_.groups;
@@ -96,6 +176,10 @@ std::string GroupWriter::last_error() const {
   return last_error_;
 }
 
+std::shared_ptr<const rocksdb::Snapshot> GroupWriter::take_snapshot() {
+  return {db_->GetSnapshot(), [db = db_](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); }};
+}
+
 Status GroupWriter::write_marks_now(Revision durable) {
   marks_written_ = std::chrono::steady_clock::now();
   return write_marks(config_.marks_path, Marks{reserved_, durable});
@@ -119,20 +203,77 @@ Status GroupWriter::reserve_for(Revision next) {
   return status;
 }
 
+Status GroupWriter::write_aside(rocksdb::WriteBatch& batch) {
+  std::lock_guard lock(write_mutex_);
+  rocksdb::WriteOptions wo;
+  wo.sync = config_.sync;
+  rocksdb::Status s = db_->Write(wo, &batch);
+  // Visible now if nothing written is waiting for its sync; else with the next sync after it.
+  if (s.ok() && config_.sync && unlanded_.load() == 0) durable_.store(take_snapshot());
+  return Status::from(s);
+}
+
 void GroupWriter::refuse(std::vector<Pending>& batch) {
-  for (Pending& p : batch) {
-    unsettled_.fetch_add(static_cast<std::int64_t>(p.ops.size()));
-    p.done(false, p.ops);
+  // Counted here, not when the completer answers: try_resume() must not see zero while a
+  // refusal is on its way.
+  for (Pending& p : batch) unsettled_.fetch_add(static_cast<std::int64_t>(p.ops.size()));
+  Landing landing;
+  landing.batch = std::move(batch);
+  batch.clear();
+  land(std::move(landing));
+}
+
+void GroupWriter::land(Landing landing) {
+  if (!config_.sync) {
+    // Nothing to wait for: answered here, without a hand-off to the completer.
+    landed_here_.push_back(std::move(landing));
+    answer(landed_here_, events_here_);
+    return;
   }
+  {
+    std::lock_guard lock(mutex_);
+    landing_.push_back(std::move(landing));
+  }
+  landed_.notify_one();
+}
+
+Status GroupWriter::undo_refused() {
+  std::vector<std::string> undo;
+  {
+    std::lock_guard lock(mutex_);
+    undo.swap(undo_);
+  }
+  if (undo.empty()) return {};
+  // The durable snapshot is still the one from before the failed sync.
+  std::shared_ptr<const rocksdb::Snapshot> snapshot = durable_.load();
+  rocksdb::WriteBatch restore;
+  Restorer restorer(db_, cf_, snapshot.get(), restore);
+  rocksdb::Status s;
+  for (const std::string& rep : undo) {
+    if (s.ok()) s = rocksdb::WriteBatch(rep).Iterate(&restorer);
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  if (s.ok()) s = db_->Write(wo, &restore);
+  if (!s.ok()) {
+    std::lock_guard lock(mutex_);
+    undo_.insert(undo_.begin(), std::make_move_iterator(undo.begin()),
+                 std::make_move_iterator(undo.end()));
+  }
+  return Status::from(s);
 }
 
 void GroupWriter::try_resume() {
-  // Every actor that was refused has reloaded its key, so nothing builds on a failed write.
-  if (unsettled_.load() != 0) return;
+  // Every actor that was refused has reloaded its key, so nothing builds on a failed write; and
+  // every written batch has been answered, so the undo below is complete.
+  if (unsettled_.load() != 0 || unlanded_.load() != 0) return;
   rocksdb::Status s = db_->Resume();
+  // Batches written and then refused (their sync failed) are in the memtables: they are put
+  // back as the last durable snapshot has them before anything else is written or read.
+  Status status = s.ok() ? undo_refused() : Status::from(s);
   // The marks file is written too: it proves there is room again, not just that RocksDB has no
   // error recorded (a failure of the marks file itself leaves none).
-  Status status = s.ok() ? write_marks_now(revision_.load()) : Status::from(s);
+  if (status.ok()) status = write_marks_now(revision_.load());
   std::lock_guard lock(mutex_);
   if (!status.ok()) {
     if (status.message() != last_error_)
@@ -140,6 +281,10 @@ void GroupWriter::try_resume() {
     last_error_ = status.message();
     return;
   }
+  sync_failed_ = false;
+  written_ = revision_.load();
+  written_oldest_ = oldest_revision_.load();
+  if (config_.sync) durable_.store(take_snapshot());
   healthy_.store(true);
 }
 
@@ -150,39 +295,152 @@ void GroupWriter::run() {
     {
       std::unique_lock lock(mutex_);
       if (healthy_.load()) {
-        wake_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+        // While a sync runs, a few ops wait for it to end and go into one batch (each batch
+        // costs a write); many are written at once, so the next sync finds them ready. A failed
+        // sync makes the writer unhealthy: then it retries to resume.
+        wake_.wait(lock, [&] {
+          return (!queue_.empty() && (!syncing_ || queued_ops_ >= kWriteAhead)) || stopping_ ||
+                 !healthy_.load();
+        });
       } else {
         wake_.wait_for(lock, kResumeEvery, [&] { return !queue_.empty() || stopping_; });
       }
       if (queue_.empty() && stopping_) break;
       batch.swap(queue_);
+      queued_ops_ = 0;
     }
-    std::size_t n = batch.size();
-    if (!healthy_.load()) {
+    if (batch.empty()) {
+      if (!healthy_.load()) try_resume();
+      if (healthy_.load()) spdlog::info("the ledger accepts writes again");
+    } else if (!healthy_.load()) {
       // Queued before the failure: computed on state that may include a refused write.
       refuse(batch);
-      if (n == 0) try_resume();
     } else if (!commit(batch)) {
       spdlog::error("the ledger refused a write, refusing writes until it resumes: {}",
                     last_error());
     }
-    batch.clear();
+  }
+}
+
+void GroupWriter::complete() {
+  std::vector<Landing> landings;
+  std::vector<const Events*> events;
+  for (;;) {
+    EventSink sink;
+    {
+      std::unique_lock lock(mutex_);
+      landed_.wait(lock, [&] { return !landing_.empty() || writer_done_; });
+      if (landing_.empty()) break;
+      landings.swap(landing_);
+      syncing_ = true;
+    }
+    sync_landed(landings);
+    answer(landings, events);
     {
       std::lock_guard lock(mutex_);
-      finished_ += n;
+      syncing_ = false;
     }
-    drained_.notify_all();
-    if (n == 0 && healthy_.load()) spdlog::info("the ledger accepts writes again");
+    wake_.notify_all();
   }
   drained_.notify_all();
+}
+
+void GroupWriter::answer(std::vector<Landing>& landings, std::vector<const Events*>& events) {
+  EventSink sink;
+  {
+    std::lock_guard lock(mutex_);
+    sink = sink_;
+  }
+  std::uint64_t n = 0;
+  for (Landing& l : landings) {
+    n += l.batch.size();
+    if (l.ok && sink) {
+      events.clear();
+      for (const Pending& p : l.batch) {
+        for (const WriteOp& op : p.ops) {
+          if (!op.events.empty()) events.push_back(&op.events);
+        }
+      }
+      if (!events.empty()) sink(events);
+    }
+    for (Pending& p : l.batch) p.done(l.ok, p.ops);
+  }
+  landings.clear();
+  {
+    std::lock_guard lock(mutex_);
+    finished_ += n;
+  }
+  drained_.notify_all();
+}
+
+void GroupWriter::sync_landed(std::vector<Landing>& landings) {
+  std::uint64_t ops = 0, micros = 0, written = 0;
+  Landing* newest = nullptr;
+  for (Landing& l : landings) {
+    if (!l.ok) continue;
+    ops += l.ops;
+    micros += l.write_us;
+    ++written;
+    newest = &l;
+  }
+  if (!newest) return;
+  bool failed_before;
+  {
+    std::lock_guard lock(mutex_);
+    failed_before = sync_failed_;
+  }
+  auto started = std::chrono::steady_clock::now();
+  // One sync covers every batch written before it began. After a failed one, the pages of the
+  // WAL it did not sync may be gone: nothing written after it counts until writes resume.
+  Status status = failed_before ? Status(errc::io_error, "an earlier WAL sync failed")
+                                : Status::from(db_->SyncWAL());
+  micros += micros_since(started);
+  if (status.ok()) {
+    revision_.store(newest->revision);
+    oldest_revision_.store(newest->oldest);
+    durable_.store(std::move(newest->snapshot));
+  } else {
+    for (Landing& l : landings) {
+      if (!l.ok) continue;
+      l.ok = false;
+      for (Pending& p : l.batch) unsettled_.fetch_add(static_cast<std::int64_t>(p.ops.size()));
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (status.ok() || !failed_before) {
+      stats_.syncs++;
+      count_group(stats_, ops, micros);
+    }
+    if (!status.ok() && !failed_before) {
+      // Under the mutex: the writer thread waits for this (see run()).
+      healthy_.store(false);
+      sync_failed_ = true;
+      stats_.failures++;
+      last_error_ = status.message();
+      spdlog::error("a WAL sync failed, refusing writes until the ledger resumes: {}",
+                    status.message());
+    }
+    for (Landing& l : landings) {
+      if (l.rep.empty()) continue;
+      if (status.ok()) {
+        spare_reps_.push_back(std::move(l.rep));
+      } else {
+        undo_.push_back(std::move(l.rep));
+      }
+    }
+  }
+  // Last: try_resume() waits for this, and then finds every refusal counted and every undo kept.
+  unlanded_.fetch_sub(static_cast<std::int64_t>(written));
+  wake_.notify_all();
 }
 
 bool GroupWriter::commit(std::vector<Pending>& batch) {
   rocksdb::WriteBatch& wb = *write_batch_;
   wb.Clear();
-  Revision next = revision_.load();
+  Revision next = written_;
   bool encoded = true;
-  std::size_t ops = 0;
+  std::uint64_t ops = 0;
   for (Pending& p : batch) {
     ops += p.ops.size();
     for (WriteOp& op : p.ops) {
@@ -206,7 +464,7 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
       }
     }
   }
-  Revision oldest = oldest_revision_.load();
+  Revision oldest = written_oldest_;
   Revision new_oldest = oldest;
   if (next > config_.events_keep && next - config_.events_keep > oldest + kEventTrimStep) {
     new_oldest = next - config_.events_keep + 1;
@@ -216,30 +474,36 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     encoded &= wb.Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
   }
 
+  // With sync on, the completer syncs: this thread goes on to the next batch meanwhile.
   rocksdb::WriteOptions wo;
-  wo.sync = config_.sync;
+  wo.sync = false;
   auto started = std::chrono::steady_clock::now();
   Status status = encoded ? reserve_for(next) : Status(errc::other, "cannot encode a row");
-  if (status.ok()) status = Status::from(db_->Write(wo, &wb));
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                    std::chrono::steady_clock::now() - started)
-                    .count();
-  EventSink sink;
+  std::shared_ptr<const rocksdb::Snapshot> snapshot;
+  if (status.ok()) {
+    std::lock_guard lock(write_mutex_);
+    status = Status::from(db_->Write(wo, &wb));
+    if (status.ok() && config_.sync) {
+      // The ledger exactly after this batch: nothing else writes meanwhile.
+      snapshot = take_snapshot();
+      unlanded_.fetch_add(1);
+    }
+  }
+  std::uint64_t micros = micros_since(started);
+  std::string rep;
   {
     std::lock_guard lock(mutex_);
     stats_.batches++;
     stats_.ops += ops;
-    if (config_.sync) stats_.syncs++;
-    if (ops > stats_.max_batch) stats_.max_batch = ops;
-    stats_.batch_size_log2[log2_bucket(ops, stats_.batch_size_log2.size())]++;
-    stats_.write_us_log2[log2_bucket(static_cast<std::uint64_t>(micros),
-                                     stats_.write_us_log2.size())]++;
-    stats_.write_us_sum += static_cast<std::uint64_t>(micros);
+    if (!config_.sync) count_group(stats_, ops, micros);
     if (!status.ok()) {
       stats_.failures++;
       last_error_ = status.message();
     }
-    sink = sink_;
+    if (status.ok() && config_.sync && !spare_reps_.empty()) {
+      rep = std::move(spare_reps_.back());
+      spare_reps_.pop_back();
+    }
   }
   if (!status.ok()) {
     // Sticky: later writes would be computed on state that never reached disk.
@@ -247,19 +511,25 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     refuse(batch);
     return false;
   }
-  Revision revision_before = revision_.load();
-  revision_.store(next);
-  oldest_revision_.store(new_oldest);
-  if (sink && next > revision_before) {
-    scratch_events_.clear();
-    for (const Pending& p : batch) {
-      for (const WriteOp& op : p.ops) {
-        if (!op.events.empty()) scratch_events_.push_back(&op.events);
-      }
-    }
-    sink(scratch_events_);
+  written_ = next;
+  written_oldest_ = new_oldest;
+  Landing landing;
+  landing.ok = true;
+  landing.ops = ops;
+  landing.write_us = micros;
+  landing.revision = next;
+  landing.oldest = new_oldest;
+  if (config_.sync) {
+    rep.assign(wb.Data());
+    landing.rep = std::move(rep);
+    landing.snapshot = std::move(snapshot);
+  } else {
+    revision_.store(next);
+    oldest_revision_.store(new_oldest);
   }
-  for (Pending& p : batch) p.done(true, p.ops);
+  landing.batch = std::move(batch);
+  batch.clear();
+  land(std::move(landing));
   return true;
 }
 

@@ -1,9 +1,13 @@
 #pragma once
-// One writer thread turns the mutations of many key actors into one WriteBatch and one WAL sync
-// (group commit). Revisions are assigned in commit order. A failed write (a full disk) makes the
-// writer refuse every write (the engine answers `unavailable`) until every key actor that saw a
-// refusal has dropped its unwritten state, and then until RocksDB resumes (it retries once a
-// second): nothing is acknowledged that was not written, and no write builds on one that failed.
+// One writer thread turns the mutations of many key actors into one WriteBatch (group commit),
+// and a completer thread makes them durable and answers them, in commit order. The two overlap:
+// with sync on, batch N+1 is written into the WAL and the memtables while N's WAL sync runs, and
+// one sync covers every batch written before it began. Revisions are assigned in commit order;
+// revision() and every read see only what is durable. A failed write or sync (a full disk) makes
+// the writer refuse every write (the engine answers `unavailable`) until every key actor that
+// saw a refusal has dropped its unwritten state, and then until RocksDB resumes (it retries once
+// a second): nothing is acknowledged that was not written, and no write builds on one that
+// failed. Batches written but refused (a failed sync) are undone before writes resume.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -24,6 +28,7 @@ namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
 class WriteBatch;
+class Snapshot;
 }  // namespace rocksdb
 
 namespace tenure::storage {
@@ -45,22 +50,25 @@ struct WriteOp {
   Events events;  // revisions are filled in at commit
 };
 
-// Called on the writer thread once the ops are durable (ok, their events numbered) or refused
-// (!ok), in commit order.
+// Called on the completer thread (the writer thread with sync off) once the ops are durable (ok,
+// their events numbered) or refused (!ok), in commit order.
 using CommitDone = std::function<void(bool ok, std::vector<WriteOp>& ops)>;
-// Sees every committed event, in revision order, on the writer thread: one call per commit, with
-// the events of each of its ops that has some (they are the ops', valid during the call).
+// Sees every committed event, in revision order, on the same thread: one call per written
+// batch, once it is durable and before its CommitDone calls, with the events of each of its ops
+// that has some (they are the ops', valid during the call).
 using EventSink = std::function<void(const std::vector<const Events*>& events)>;
 
+// A group commit is one WAL sync with sync on (it covers every batch written before it), one
+// written batch without.
 struct WriterStats {
-  std::uint64_t batches = 0;
-  std::uint64_t groups = 0;  // submit() calls: a shard's turn each
+  std::uint64_t batches = 0;  // written
+  std::uint64_t groups = 0;   // submit() calls: a shard's turn each
   std::uint64_t syncs = 0;
   std::uint64_t ops = 0;
-  std::uint64_t max_batch = 0;
-  // Batch sizes in buckets 1, 2-3, 4-7, ... 2^15+.
+  std::uint64_t max_batch = 0;  // ops of one group commit
+  // Ops per group commit in buckets 1, 2-3, 4-7, ... 2^15+.
   std::array<std::uint64_t, 17> batch_size_log2{};
-  // Write+sync latency in microsecond buckets 1, 2-3, 4-7, ...
+  // Write(s)+sync time of a group commit in microsecond buckets 1, 2-3, 4-7, ...
   std::array<std::uint64_t, 32> write_us_log2{};
   std::uint64_t write_us_sum = 0;
   std::uint64_t failures = 0;
@@ -86,13 +94,19 @@ class GroupWriter {
   // dropped the state that op was computed on. Writes resume only after that.
   void submit(std::vector<WriteOp> ops, CommitDone done);
   void refusal_settled();
+  // Writes maintenance rows outside the group commit (durable on return with sync on), for
+  // start-up work: they become visible to reads at once only when no batch awaits its sync.
+  Status write_aside(rocksdb::WriteBatch& batch);
   void set_event_sink(EventSink sink);
   // Blocks until everything submitted before the call is committed or refused.
   void flush();
   void stop();
 
   bool healthy() const { return healthy_.load(); }
+  // The newest durable revision.
   Revision revision() const { return revision_.load(); }
+  // What reads must see: the ledger at revision() (null: the latest, which is then durable).
+  std::shared_ptr<const rocksdb::Snapshot> durable_snapshot() const { return durable_.load(); }
   Revision oldest_revision() const { return oldest_revision_.load(); }
   WriterStats stats() const;
   std::string last_error() const;
@@ -102,12 +116,30 @@ class GroupWriter {
     std::vector<WriteOp> ops;
     CommitDone done;
   };
+  // A batch handed from the writer thread to the completer: written, or refused.
+  struct Landing {
+    std::vector<Pending> batch;
+    bool ok = false;
+    std::uint64_t ops = 0;
+    std::uint64_t write_us = 0;
+    Revision revision = 0;  // after the batch
+    Revision oldest = 0;
+    std::string rep;  // sync on: the batch's bytes, to undo it if its sync fails
+    std::shared_ptr<const rocksdb::Snapshot> snapshot;  // sync on: the ledger after it
+  };
   void run();
+  void complete();  // the completer thread (sync on)
+  // Publishes the events of the landed batches that were written and answers every group.
+  void answer(std::vector<Landing>& landings, std::vector<const Events*>& events);
   [[nodiscard]] bool commit(std::vector<Pending>& batch);
   void refuse(std::vector<Pending>& batch);
+  void land(Landing landing);
+  void sync_landed(std::vector<Landing>& landings);  // REQUIRES: completer thread
+  std::shared_ptr<const rocksdb::Snapshot> take_snapshot();
   Status write_marks_now(Revision durable);  // REQUIRES: writer thread (or not started)
   Status reserve_for(Revision next);         // REQUIRES: writer thread
   void try_resume();                         // REQUIRES: writer thread, unhealthy
+  Status undo_refused();                     // REQUIRES: writer thread, nothing in flight
 
   rocksdb::DB* db_;
   ColumnFamilies cf_;
@@ -118,12 +150,22 @@ class GroupWriter {
   // Rows and row keys are encoded here, one after the other (the batch copies them).
   std::string scratch_key_;
   std::string scratch_value_;
-  std::vector<const Events*> scratch_events_;
 
+  // Held around a batch's write and its snapshot, and around write_aside().
+  std::mutex write_mutex_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable drained_;
   std::vector<Pending> queue_;
+  std::condition_variable landed_;
+  std::vector<Landing> landing_;
+  bool writer_done_ = false;
+  bool syncing_ = false;        // the completer is in a WAL sync
+  std::size_t queued_ops_ = 0;  // ops in queue_
+  // Set by a failed sync: every batch written after it is refused too, until writes resume.
+  bool sync_failed_ = false;
+  std::vector<std::string> undo_;        // bytes of written batches that were refused
+  std::vector<std::string> spare_reps_;  // their buffers, reused
   std::uint64_t submitted_ = 0;
   std::uint64_t finished_ = 0;
   bool stopping_ = false;
@@ -133,12 +175,19 @@ class GroupWriter {
 
   // Writer thread only.
   Revision reserved_ = 0;
+  Revision written_ = 0;  // the newest revision written (durable or not)
+  Revision written_oldest_ = 0;
+  std::vector<Landing> landed_here_;  // sync off: batches answered on this thread
+  std::vector<const Events*> events_here_;
   std::chrono::steady_clock::time_point marks_written_;
   std::atomic<std::int64_t> unsettled_{0};
+  std::atomic<std::int64_t> unlanded_{0};  // written batches the completer has not answered
 
   std::atomic<bool> healthy_{true};
   std::atomic<Revision> revision_;
   std::atomic<Revision> oldest_revision_;
+  std::atomic<std::shared_ptr<const rocksdb::Snapshot>> durable_;
+  std::thread completer_;
   std::thread thread_;
 };
 

@@ -330,18 +330,29 @@ LoadedState decode_or_quarantine(std::string_view bytes, Revision revision) {
   return LoadedState{std::move(safe), true};
 }
 
+}  // namespace
+
+// Reads see the durable state only: with sync on, the memtables run ahead of the disk while a
+// WAL sync is under way (see GroupWriter). The snapshot lives as long as the read.
+struct Ledger::DurableRead {
+  explicit DurableRead(const GroupWriter& writer) : snapshot(writer.durable_snapshot()) {
+    options.snapshot = snapshot.get();
+  }
+  std::shared_ptr<const rocksdb::Snapshot> snapshot;
+  rocksdb::ReadOptions options;
+};
+
 // The start-up scans read each row once: they do not fill the block cache.
-rocksdb::ReadOptions scan_once() {
-  rocksdb::ReadOptions read;
-  read.fill_cache = false;
+Ledger::DurableRead Ledger::scan_once() const {
+  DurableRead read(*writer_);
+  read.options.fill_cache = false;
   return read;
 }
 
-}  // namespace
-
 Status Ledger::load(std::string_view key, LoadedState& loaded) const {
   std::string bytes;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_.leases, key, &bytes);
+  DurableRead read(*writer_);
+  rocksdb::Status s = db_->Get(read.options, cf_.leases, key, &bytes);
   if (s.IsNotFound()) {
     loaded = LoadedState{};
     return {};
@@ -352,7 +363,8 @@ Status Ledger::load(std::string_view key, LoadedState& loaded) const {
 }
 
 Status Ledger::scan_leases(const std::function<void(std::string, LoadedState)>& visit) const {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(scan_once(), cf_.leases));
+  DurableRead read = scan_once();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.leases));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     LoadedState loaded = decode_or_quarantine(it->value().ToStringView(), revision());
     if (loaded.state.lease || loaded.corrupt || loaded.state.lock_until != 0) {
@@ -366,7 +378,8 @@ Status Ledger::list(std::string_view prefix, std::string_view after, std::size_t
                     std::vector<LeaseRow>& rows, bool& more) const {
   rows.clear();
   more = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.leases));
+  DurableRead read(*writer_);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.leases));
   std::string start = std::max(std::string(prefix), std::string(after));
   for (it->Seek(start); it->Valid(); it->Next()) {
     std::string_view key = it->key().ToStringView();
@@ -388,8 +401,12 @@ Status Ledger::history(std::string_view key, Token before_token, std::size_t lim
   out.clear();
   more = false;
   // One snapshot: the lease row and the ended tenures must agree on which tenure is live.
-  std::shared_ptr<const rocksdb::Snapshot> snapshot(
-      db_->GetSnapshot(), [db = db_.get()](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
+  DurableRead durable(*writer_);
+  std::shared_ptr<const rocksdb::Snapshot> snapshot = durable.snapshot;
+  if (!snapshot) {
+    snapshot.reset(db_->GetSnapshot(),
+                   [db = db_.get()](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
+  }
   rocksdb::ReadOptions read;
   read.snapshot = snapshot.get();
   auto in_range = [&](Token token) { return before_token == 0 || token < before_token; };
@@ -432,7 +449,8 @@ Status Ledger::history(std::string_view key, Token before_token, std::size_t lim
 
 Status Ledger::events_from(Revision from, std::size_t limit, std::vector<Event>& out) const {
   out.clear();
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.events));
+  DurableRead read(*writer_);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.events));
   for (it->Seek(big_endian(from)); it->Valid() && out.size() < limit; it->Next()) {
     Revision revision = from_big_endian(it->key().ToStringView());
     if (auto event = decode_event(it->value().ToStringView(), revision)) {
@@ -445,7 +463,8 @@ Status Ledger::events_from(Revision from, std::size_t limit, std::vector<Event>&
 Status Ledger::compact_history(Millis now, std::size_t& dropped) {
   dropped = 0;
   Millis cutoff = now - options_.history_max_age;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(scan_once(), cf_.tenures));
+  DurableRead read = scan_once();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.tenures));
   rocksdb::WriteBatch wb;
   std::size_t doomed = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -460,11 +479,9 @@ Status Ledger::compact_history(Millis now, std::size_t& dropped) {
   }
   if (!it->status().ok()) return Status::from(it->status());
   if (doomed == 0) return {};
-  rocksdb::WriteOptions wo;
-  wo.sync = options_.sync;
-  rocksdb::Status s = db_->Write(wo, &wb);
-  if (s.ok()) dropped = doomed;
-  return Status::from(s);
+  Status status = writer_->write_aside(wb);
+  if (status.ok()) dropped = doomed;
+  return status;
 }
 
 Status Ledger::backup(const std::string& dir) const {

@@ -103,6 +103,9 @@ class Ledger {
   Status backup(const std::string& dir) const;
 
  private:
+  struct DurableRead;
+  DurableRead scan_once() const;
+
   Ledger() = default;
   Status open_db(rocksdb::Options db_options);
   void close_db();

@@ -1,0 +1,293 @@
+// The group writer writes batch N+1 while batch N's WAL sync runs: nothing is answered, published
+// or readable before its sync, and a failed sync refuses every batch written after it and undoes
+// them before writes resume.
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "storage/codec.hpp"
+#include "storage/ledger.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace tenure;
+using namespace tenure::storage;
+
+namespace {
+
+// WAL syncs can be held (the test then sees the writer go on) and made to fail.
+struct SyncGate {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool hold = false;
+  bool fail = false;
+  int waiting = 0;
+
+  rocksdb::IOStatus sync() {
+    std::unique_lock lock(mutex);
+    ++waiting;
+    changed.notify_all();
+    changed.wait(lock, [&] { return !hold; });
+    --waiting;
+    // As a full disk fails it (see no_space_fs.hpp): retryable.
+    return fail ? rocksdb::IOStatus::NoSpace("test: fsync failed") : rocksdb::IOStatus::OK();
+  }
+  void set(bool h, bool f) {
+    std::lock_guard lock(mutex);
+    hold = h;
+    fail = f;
+    changed.notify_all();
+  }
+  bool wait_for_sync() {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(10), [&] { return waiting > 0; });
+  }
+};
+
+SyncGate gate;
+
+class GatedWal : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  using FSWritableFileOwnerWrapper::FSWritableFileOwnerWrapper;
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    if (rocksdb::IOStatus s = gate.sync(); !s.ok()) return s;
+    return FSWritableFileOwnerWrapper::Sync(options, dbg);
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options,
+                          rocksdb::IODebugContext* dbg) override {
+    if (rocksdb::IOStatus s = gate.sync(); !s.ok()) return s;
+    return FSWritableFileOwnerWrapper::Fsync(options, dbg);
+  }
+};
+
+class GatedFileSystem : public rocksdb::FileSystemWrapper {
+ public:
+  using FileSystemWrapper::FileSystemWrapper;
+  const char* Name() const override { return "GatedFileSystem"; }
+  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* result,
+                                    rocksdb::IODebugContext* dbg) override {
+    std::unique_ptr<rocksdb::FSWritableFile> file;
+    auto s = FileSystemWrapper::NewWritableFile(name, options, &file, dbg);
+    if (s.ok() && name.ends_with(".log")) {
+      *result = std::make_unique<GatedWal>(std::move(file));
+    } else if (s.ok()) {
+      *result = std::move(file);
+    }
+    return s;
+  }
+};
+
+WriteOp acquire_op(const std::string& key) {
+  WriteOp op;
+  op.key = key;
+  KeyState state;
+  state.lease = Lease{};
+  state.lease->owner = "o";
+  state.lease->token = 1;
+  state.last_token = 1;
+  op.row = encode_state(state);
+  Event event;
+  event.type = EventType::acquired;
+  event.key = key;
+  event.owner = "o";
+  event.token = 1;
+  op.events.push_back(std::move(event));
+  return op;
+}
+
+// One submitted group and how it was answered.
+struct Outcome {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int answers = 0;
+  bool ok = false;
+  int order = 0;
+
+  CommitDone done(std::atomic<int>& counter) {
+    return [this, &counter](bool result, std::vector<WriteOp>&) {
+      std::lock_guard lock(mutex);
+      ++answers;
+      ok = result;
+      order = ++counter;
+      changed.notify_all();
+    };
+  }
+  bool answered() {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(10), [&] { return answers > 0; });
+  }
+  bool unanswered_for(std::chrono::milliseconds d) {
+    std::unique_lock lock(mutex);
+    return !changed.wait_for(lock, d, [&] { return answers > 0; });
+  }
+};
+
+void submit(Ledger& ledger, const std::string& key, Outcome& outcome, std::atomic<int>& counter) {
+  std::vector<WriteOp> ops;
+  ops.push_back(acquire_op(key));
+  ledger.writer().submit(std::move(ops), outcome.done(counter));
+}
+
+// Enough ops that the writer writes them while a sync runs, rather than wait for its end.
+constexpr int kMany = 64;
+
+void submit_many(Ledger& ledger, const std::string& key, Outcome& outcome,
+                 std::atomic<int>& counter) {
+  std::vector<WriteOp> ops;
+  ops.push_back(acquire_op(key));
+  for (int i = 1; i < kMany; ++i) ops.push_back(acquire_op(key + std::to_string(i)));
+  ledger.writer().submit(std::move(ops), outcome.done(counter));
+}
+
+bool has_lease(const Ledger& ledger, const std::string& key) {
+  LoadedState loaded;
+  REQUIRE(ledger.load(key, loaded).ok());
+  return loaded.state.lease.has_value();
+}
+
+bool wait_until(const std::function<bool()>& ready) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!ready() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return ready();
+}
+
+struct GatedLedger {
+  test::TempDir dir;
+  std::shared_ptr<rocksdb::FileSystem> fs =
+      std::make_shared<GatedFileSystem>(rocksdb::FileSystem::Default());
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
+  std::unique_ptr<Ledger> ledger;
+  std::vector<Event> published;
+  std::mutex published_mutex;
+
+  GatedLedger() {
+    gate.set(false, false);
+    open();
+  }
+  ~GatedLedger() {
+    gate.set(false, false);
+    ledger.reset();
+  }
+  void open() {
+    ledger.reset();
+    LedgerOptions options;
+    options.path = dir.str("ledger");
+    options.env = env.get();
+    Status status;
+    ledger = Ledger::open(options, status);
+    INFO(status.message());
+    REQUIRE(ledger);
+    ledger->writer().set_event_sink([this](const std::vector<const Events*>& events) {
+      std::lock_guard lock(published_mutex);
+      for (const Events* e : events) published.insert(published.end(), e->begin(), e->end());
+    });
+  }
+  std::size_t published_count() {
+    std::lock_guard lock(published_mutex);
+    return published.size();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the next batch is written while a sync runs, and answered only after its own sync",
+          "[group_commit]") {
+  GatedLedger g;
+  Ledger& ledger = *g.ledger;
+  Revision start = ledger.revision();
+  std::atomic<int> counter{0};
+  Outcome a, b;
+  gate.set(true, false);
+  submit(ledger, "a", a, counter);
+  REQUIRE(gate.wait_for_sync());
+  submit_many(ledger, "b", b, counter);
+  // "b" is written (into the WAL and the memtables) while "a"'s sync is held...
+  REQUIRE(wait_until([&] { return ledger.writer().stats().batches == 2; }));
+  // ...but neither is answered, published, counted durable or readable before a sync covers it.
+  CHECK(a.unanswered_for(std::chrono::milliseconds(50)));
+  CHECK(b.unanswered_for(std::chrono::milliseconds(0)));
+  CHECK(g.published_count() == 0);
+  CHECK(ledger.revision() == start);
+  CHECK_FALSE(has_lease(ledger, "a"));
+  CHECK_FALSE(has_lease(ledger, "b"));
+  std::vector<Event> events;
+  REQUIRE(ledger.events_from(start + 1, 10, events).ok());
+  CHECK(events.empty());
+
+  gate.set(false, false);
+  REQUIRE(a.answered());
+  REQUIRE(b.answered());
+  CHECK((a.ok && b.ok));
+  CHECK(a.order == 1);
+  CHECK(b.order == 2);
+  CHECK(ledger.revision() == start + 1 + kMany);
+  CHECK(has_lease(ledger, "b"));
+  CHECK(g.published_count() == 1 + kMany);
+  CHECK(ledger.writer().stats().syncs <= 2);
+}
+
+TEST_CASE("a failed sync refuses its batch and every batch written after it, and undoes them",
+          "[group_commit]") {
+  GatedLedger g;
+  std::atomic<int> counter{0};
+  {
+    Outcome kept;
+    submit(*g.ledger, "kept", kept, counter);
+    REQUIRE(kept.answered());
+    REQUIRE(kept.ok);
+  }
+  Ledger& ledger = *g.ledger;
+  Revision durable = ledger.revision();
+
+  Outcome a, b;
+  gate.set(true, true);
+  submit(ledger, "a", a, counter);
+  REQUIRE(gate.wait_for_sync());
+  submit_many(ledger, "b", b, counter);
+  REQUIRE(wait_until([&] { return ledger.writer().stats().batches == 3; }));
+  gate.set(false, true);  // "a"'s sync fails; "b" was written after it began
+  REQUIRE(a.answered());
+  REQUIRE(b.answered());
+  CHECK_FALSE(a.ok);
+  CHECK_FALSE(b.ok);
+  CHECK(a.order < b.order);
+  CHECK_FALSE(ledger.healthy());
+  CHECK(ledger.revision() == durable);
+  CHECK(g.published_count() == 1);
+  CHECK_FALSE(has_lease(ledger, "a"));
+  CHECK_FALSE(has_lease(ledger, "b"));
+  CHECK(has_lease(ledger, "kept"));
+
+  // Writes stay refused until every refusal is settled and the disk syncs again.
+  gate.set(false, false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK_FALSE(ledger.healthy());
+  for (int i = 0; i < 1 + kMany; ++i) ledger.writer().refusal_settled();
+  REQUIRE(wait_until([&] { return ledger.healthy(); }));
+
+  // The refused batches are gone from the memtables too, not only hidden.
+  CHECK_FALSE(has_lease(ledger, "a"));
+  CHECK_FALSE(has_lease(ledger, "b"));
+  std::vector<Event> events;
+  REQUIRE(ledger.events_from(durable + 1, 10, events).ok());
+  CHECK(events.empty());
+  Outcome c;
+  submit(ledger, "c", c, counter);
+  REQUIRE(c.answered());
+  CHECK(c.ok);
+  CHECK(ledger.revision() == durable + 1);
+
+  g.open();
+  CHECK(g.ledger->revision() == durable + 1);
+  CHECK(has_lease(*g.ledger, "kept"));
+  CHECK(has_lease(*g.ledger, "c"));
+  CHECK_FALSE(has_lease(*g.ledger, "a"));
+  CHECK_FALSE(has_lease(*g.ledger, "b"));
+}
