@@ -1,7 +1,8 @@
 #pragma once
-// The lease engine: per-key strand actors over the RocksDB ledger. Every operation is a message
-// to its key's actor; the reply is called once the change it reports is durable (§6), on the
-// actor's strand or the ledger's writer thread, so callers post it to their own executor.
+// The lease engine: per-key actors, owned by shards, over the RocksDB ledger. Every operation is
+// a message to its key's shard, which runs the key's actor; the reply is called once the change
+// it reports is durable (§6), on the shard's strand or the ledger's commit thread, so callers
+// post it to their own executor.
 // Replies to requests on one key are called in request order.
 #include <array>
 #include <atomic>

@@ -1,6 +1,6 @@
 #pragma once
 // Publishes committed events, in revision order, to subscribers (watchers). Publishing runs on
-// the ledger's writer thread, so a subscriber must only queue and return: a slow subscriber is
+// the ledger's commit thread, so a subscriber must only queue and return: a slow subscriber is
 // its own problem (it lags), never the leases'.
 //
 // Subscribers are grouped by filter: each batch is filtered once per distinct key or prefix,

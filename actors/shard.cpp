@@ -165,7 +165,7 @@ void Shard::submit_staged() {
   core_.ledger->writer().submit(
       std::move(ops),
       [this, by = std::move(staged_by_)](bool ok, std::vector<storage::WriteOp>& written) mutable {
-        // On the writer thread: the actors' part runs on the strand, as one message.
+        // On the ledger's commit thread: the actors' part runs on the strand, as one message.
         post([by = std::move(by), ok, written = std::move(written)]() mutable {
           for (std::size_t i = 0; i < by.size(); ++i) {
             by[i].actor->on_committed(by[i].seq, ok, written[i].events);

@@ -93,7 +93,8 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
   e.histogram("expiry_lateness_seconds", "How long after its deadline the timer ended a lease.",
               s.expiry_lateness_ms_log2, log2_bounds(s.expiry_lateness_ms_log2.size(), 0, 1e3),
               static_cast<double>(s.expiry_lateness_ms_sum) / 1e3);
-  e.histogram("commit_batch_size", "Writes per group commit (one WriteBatch, one sync).",
+  e.histogram("commit_batch_size",
+              "Writes made durable per WAL sync (per WriteBatch with --sync none).",
               s.writer.batch_size_log2, log2_bounds(s.writer.batch_size_log2.size(), 1, 1),
               static_cast<double>(s.writer.ops));
   e.histogram("commit_write_seconds", "Time to write and sync one group commit.",

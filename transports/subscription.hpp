@@ -1,6 +1,6 @@
 #pragma once
 // One watch of a connection (§3, §5). It is the engine's sink for the watch's events and hands
-// them to the connection's strand without ever blocking the ledger's writer thread. It also
+// them to the connection's strand without ever blocking the ledger's commit thread. It also
 // keeps the lag bound: once more than --watch-queue of its events are on their way to the
 // client (posted to the strand, or queued and not yet written), the watch gets no more events
 // from the first one that did not fit on, and the connection tells the client `lagged` with
