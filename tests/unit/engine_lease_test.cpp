@@ -249,11 +249,10 @@ TEST_CASE("list pages through live leases in key order", "[engine]") {
   CHECK(f.list("").leases.size() == 4);
 }
 
-TEST_CASE("idle keys leave no actor behind once they are not among the most recent", "[engine]") {
-  EngineConfig config;
-  config.shards = 2;
-  config.idle_keys = 20;  // 10 per shard
-  EngineFixture f(config);
+namespace {
+
+// Takes and frees k0..k99, then holds "held".
+void take_and_free_keys(EngineFixture& f) {
   for (int i = 0; i < 100; ++i) {
     std::string key = "k" + std::to_string(i);
     f.acquire(key, "o");
@@ -261,6 +260,16 @@ TEST_CASE("idle keys leave no actor behind once they are not among the most rece
     f.get(key);
   }
   f.acquire("held", "o");
+}
+
+}  // namespace
+
+TEST_CASE("idle keys leave no actor behind once they are not among the most recent", "[engine]") {
+  EngineConfig config;
+  config.shards = 2;
+  config.idle_keys = 20;  // 10 per shard
+  EngineFixture f(config);
+  take_and_free_keys(f);
   // Retirement runs on each key's shard after its reply; give the shards a moment.
   auto resident = [&] { return f.engine().stats().resident_keys; };
   for (int i = 0; i < 100 && resident() > 21; ++i) {
@@ -279,13 +288,7 @@ TEST_CASE("with no idle keys kept, every idle key retires", "[engine]") {
   EngineConfig config;
   config.idle_keys = 0;
   EngineFixture f(config);
-  for (int i = 0; i < 100; ++i) {
-    std::string key = "k" + std::to_string(i);
-    f.acquire(key, "o");
-    f.release(key, "o");
-    f.get(key);
-  }
-  f.acquire("held", "o");
+  take_and_free_keys(f);
   for (int i = 0; i < 100 && f.engine().stats().resident_keys > 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
