@@ -48,8 +48,11 @@ void put_digits(char* out, unsigned value, int width) {
 }  // namespace
 
 TimeText::TimeText(Millis t) {
-  std::int64_t days = (t >= 0 ? t : t - 86'399'999) / 86'400'000;
-  auto ms_of_day = static_cast<unsigned>(t - days * 86'400'000);
+  // Floor division, without forming t - 86'399'999 or days * 86'400'000 (they overflow near the
+  // ends of the range).
+  constexpr std::int64_t kDay = 86'400'000;
+  std::int64_t days = t / kDay - (t % kDay < 0 ? 1 : 0);
+  auto ms_of_day = static_cast<unsigned>((t % kDay + kDay) % kDay);
   int year;
   unsigned month, day;
   civil_from_days(days, year, month, day);
