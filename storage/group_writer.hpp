@@ -186,7 +186,25 @@ class GroupWriter {
   std::atomic<bool> healthy_{true};
   std::atomic<Revision> revision_;
   std::atomic<Revision> oldest_revision_;
-  std::atomic<std::shared_ptr<const rocksdb::Snapshot>> durable_;
+  // The durable snapshot, replaced by the commit thread and copied by every read. A mutex, not
+  // std::atomic<std::shared_ptr>: libstdc++ 12 locks that with a pointer bit ThreadSanitizer
+  // cannot see, and the copy under the lock is short either way.
+  class SnapshotSlot {
+   public:
+    std::shared_ptr<const rocksdb::Snapshot> load() const {
+      std::lock_guard lock(mutex_);
+      return snapshot_;
+    }
+    void store(std::shared_ptr<const rocksdb::Snapshot> snapshot) {
+      std::lock_guard lock(mutex_);
+      snapshot_.swap(snapshot);  // the old one is released after the lock (when `snapshot` goes)
+    }
+
+   private:
+    mutable std::mutex mutex_;
+    std::shared_ptr<const rocksdb::Snapshot> snapshot_;
+  };
+  SnapshotSlot durable_;
   std::thread completer_;
   std::thread thread_;
 };
