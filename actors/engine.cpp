@@ -9,12 +9,13 @@
 #include "actors/engine_core.hpp"
 #include "actors/key_actor.hpp"
 #include "actors/reads.hpp"
+#include "storage/ledger.hpp"
 
 namespace tenure {
 
 struct Engine::Impl {
   Impl(boost::asio::io_context& io, const Clock& clock, EngineConfig config,
-       std::unique_ptr<storage::Ledger> ledger)
+       std::unique_ptr<storage::LedgerStore> ledger)
       : core(io, clock, std::move(config), std::move(ledger)) {}
 
   EngineCore core;
@@ -117,11 +118,17 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
     error = status.message();
     return nullptr;
   }
+  return open(io, clock, std::move(config), std::move(ledger));
+}
+
+std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& clock,
+                                     EngineConfig config,
+                                     std::unique_ptr<storage::LedgerStore> ledger) {
   if (!ledger->recovery_note().empty()) spdlog::warn("{}", ledger->recovery_note());
   config.limits.token_floor = ledger->token_floor();
   auto impl = std::make_unique<Impl>(io, clock, std::move(config), std::move(ledger));
   EventBus& bus = impl->core.bus;
-  impl->core.ledger->writer().set_event_sink(
+  impl->core.ledger->set_event_sink(
       [&bus](const std::vector<const Events*>& events) { bus.publish(events); });
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
@@ -160,7 +167,7 @@ bool Engine::start(std::string& error) {
     });
   }
   turns.wait();
-  core.ledger->writer().flush();
+  core.ledger->flush();
   std::size_t compacted = 0;
   status = core.ledger->compact_history(core.clock.now(), compacted);
   if (!status.ok()) {
@@ -193,8 +200,8 @@ void Engine::stop() {
   if (!impl_->on_every_shard([](Shard& shard) { shard.stop_timer(); }, kPatience)) {
     spdlog::warn("stopping with shard timers still armed");
   }
-  core.ledger->writer().flush();
-  core.ledger->writer().stop();
+  core.ledger->flush();
+  core.ledger->stop();
   // Nothing hands out tickets any more; what is queued runs (or is dropped) and then nothing of
   // the engine is touched from the io threads, so the engine may be destroyed.
   if (!core.turns.wait_idle(kPatience)) {
@@ -228,7 +235,7 @@ void Engine::revoke(RevokeRequest request, Reply<HolderResult> reply) {
 
 void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
   impl_->read(protocol::Op::check, std::move(request), std::move(reply), &KeyActor::check,
-              [](const storage::Ledger& ledger, const CheckRequest& request) {
+              [](const storage::LedgerStore& ledger, const CheckRequest& request) {
                 HolderResult result;
                 storage::LoadedState loaded;
                 if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
@@ -249,7 +256,7 @@ void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
 
 void Engine::get(GetRequest request, Reply<GetResult> reply) {
   impl_->read(protocol::Op::get, std::move(request), std::move(reply), &KeyActor::get,
-              [](const storage::Ledger& ledger, const GetRequest& request) {
+              [](const storage::LedgerStore& ledger, const GetRequest& request) {
                 GetResult result;
                 storage::LoadedState loaded;
                 if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
@@ -414,7 +421,7 @@ EngineStats Engine::stats() const {
     s.expiry_lateness_ms_log2[i] = core.counters.expiry_lateness_ms_log2[i].load();
   }
   s.expiry_lateness_ms_sum = core.counters.expiry_lateness_ms_sum.load();
-  s.writer = core.ledger->writer().stats();
+  s.writer = core.ledger->stats();
   s.healthy = core.ledger->healthy();
   return s;
 }

@@ -17,6 +17,7 @@
 #include "protocol/ops.hpp"
 #include "storage/group_writer.hpp"
 #include "storage/ledger.hpp"
+#include "storage/ledger_store.hpp"
 
 namespace rocksdb {
 class Env;
@@ -68,6 +69,11 @@ class Engine {
   // Opens the ledger in config.data_dir; null with `error` set on failure.
   static std::unique_ptr<Engine> open(boost::asio::io_context& io, const Clock& clock,
                                       EngineConfig config, std::string& error);
+  // Runs on a ledger opened elsewhere (a cluster's); config.data_dir and the ledger options in
+  // config are not used.
+  static std::unique_ptr<Engine> open(boost::asio::io_context& io, const Clock& clock,
+                                      EngineConfig config,
+                                      std::unique_ptr<storage::LedgerStore> ledger);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

@@ -12,7 +12,7 @@
 #include "actors/event_bus.hpp"
 #include "actors/shard.hpp"
 #include "actors/turn_gate.hpp"
-#include "storage/ledger.hpp"
+#include "storage/ledger_store.hpp"
 
 namespace tenure {
 
@@ -27,7 +27,7 @@ struct EngineCounters {
 
 struct EngineCore {
   EngineCore(boost::asio::io_context& io, const Clock& clock, EngineConfig config,
-             std::unique_ptr<storage::Ledger> ledger)
+             std::unique_ptr<storage::LedgerStore> ledger)
       : io(io), clock(clock), config(std::move(config)), ledger(std::move(ledger)) {
     std::size_t n = std::max<std::size_t>(this->config.shards, 1);
     shards.reserve(n);
@@ -42,7 +42,7 @@ struct EngineCore {
   boost::asio::io_context& io;
   const Clock& clock;
   const EngineConfig config;
-  std::unique_ptr<storage::Ledger> ledger;
+  std::unique_ptr<storage::LedgerStore> ledger;
   EventBus bus;
   // Before the shards: their queued turns and timers' handlers hold tickets.
   TurnGate turns;

@@ -288,7 +288,7 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, Events& events) {
     // Memory may be ahead of disk after a failed write: read the key back before its next turn,
     // and only then may the writer take writes again (see GroupWriter::submit).
     loaded_ = false;
-    core_.ledger->writer().refusal_settled();
+    core_.ledger->refusal_settled();
     // A second from now the key is read back and its expiry retried, in case nothing else
     // touches it (its timer was armed from the state that was not written).
     wake_at_ = core_.clock.now() + kRetryAfterRefusal;

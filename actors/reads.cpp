@@ -8,7 +8,7 @@ Error ledger_unreadable(const storage::Status& status) {
   return Error{errc::unavailable, "cannot read the ledger: " + status.message()};
 }
 
-HistoryResult read_history(const storage::Ledger& ledger, const HistoryRequest& request) {
+HistoryResult read_history(const storage::LedgerStore& ledger, const HistoryRequest& request) {
   HistoryResult result;
   bool more = false;
   storage::Status status =
@@ -40,7 +40,7 @@ void overlay_history(HistoryResult& result, const std::vector<TenureRecord>& new
   if (more && !result.tenures.empty()) result.next = result.tenures.back().token;
 }
 
-ListResult read_list(const storage::Ledger& ledger, const ListRequest& request, Millis now) {
+ListResult read_list(const storage::LedgerStore& ledger, const ListRequest& request, Millis now) {
   ListResult result;
   bool more = false;
   std::vector<storage::LeaseRow> rows;
@@ -57,8 +57,8 @@ ListResult read_list(const storage::Ledger& ledger, const ListRequest& request, 
   return result;
 }
 
-Error ledger_unavailable(const storage::Ledger& ledger) {
-  std::string why = ledger.writer().last_error();
+Error ledger_unavailable(const storage::LedgerStore& ledger) {
+  std::string why = ledger.last_error();
   return Error{errc::unavailable,
                "the ledger is not accepting writes" + (why.empty() ? "" : ": " + why)};
 }

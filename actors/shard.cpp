@@ -162,7 +162,7 @@ void Shard::submit_staged() {
   if (staged_ops_.empty()) return;
   std::vector<storage::WriteOp> ops;
   ops.swap(staged_ops_);
-  core_.ledger->writer().submit(
+  core_.ledger->submit(
       std::move(ops),
       [this, by = std::move(staged_by_)](bool ok, std::vector<storage::WriteOp>& written) mutable {
         // On the ledger's commit thread: the actors' part runs on the strand, as one message.

@@ -20,7 +20,7 @@ Watch::Watch(std::uint64_t id, WatchFilter filter, std::weak_ptr<WatchSink> sink
 
 Revision Watch::start(EngineCore& core, std::optional<Revision> from) {
   EventBus& bus = core.bus;
-  const storage::Ledger& ledger = *core.ledger;
+  const storage::LedgerStore& ledger = *core.ledger;
   {
     std::lock_guard lock(mutex_);
     replaying_ = from.has_value();

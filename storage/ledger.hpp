@@ -16,6 +16,7 @@
 #include "core/lease.hpp"
 #include "storage/errc.hpp"
 #include "storage/group_writer.hpp"
+#include "storage/ledger_store.hpp"
 #include "storage/marks.hpp"
 
 namespace rocksdb {
@@ -49,58 +50,58 @@ struct LedgerOptions {
   bool skip_verify = false;                    // skip the start-up check of every table file
 };
 
-struct LoadedState {
-  KeyState state;
-  bool corrupt = false;  // the row could not be decoded and was replaced by a safe one
-};
-
-struct LeaseRow {
-  std::string key;
-  Lease lease;
-};
-
-class Ledger {
+class Ledger final : public LedgerStore {
  public:
   // Opens (or creates) the ledger. On failure returns null and says why in `status`.
   static std::unique_ptr<Ledger> open(const LedgerOptions& options, Status& status);
-  ~Ledger();
+  ~Ledger() override;
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
 
   GroupWriter& writer() { return *writer_; }
   const GroupWriter& writer() const { return *writer_; }
-  bool healthy() const { return writer_->healthy(); }
-  Revision revision() const { return writer_->revision(); }
-  Revision oldest_revision() const { return writer_->oldest_revision(); }
+  bool healthy() const override { return writer_->healthy(); }
+  Revision revision() const override { return writer_->revision(); }
+  Revision oldest_revision() const override { return writer_->oldest_revision(); }
   // New tenures start above it (non-zero after a recovery or restore).
-  Token token_floor() const { return token_floor_; }
+  Token token_floor() const override { return token_floor_; }
   // What a recovery or restore did, for its event and the log; empty otherwise.
-  const std::string& recovery_note() const { return recovery_note_; }
+  const std::string& recovery_note() const override { return recovery_note_; }
+
+  void submit(std::vector<WriteOp> ops, CommitDone done) override {
+    writer_->submit(std::move(ops), std::move(done));
+  }
+  void refusal_settled() override { writer_->refusal_settled(); }
+  void set_event_sink(EventSink sink) override { writer_->set_event_sink(std::move(sink)); }
+  void flush() override { writer_->flush(); }
+  void stop() override { writer_->stop(); }
+  WriterStats stats() const override { return writer_->stats(); }
+  std::string last_error() const override { return writer_->last_error(); }
 
   // A key's row. A missing row is a never-leased key; an undecodable one is free with a
   // last_token no tenure can have had (tokens never exceed the revision).
-  Status load(std::string_view key, LoadedState& loaded) const;
+  Status load(std::string_view key, LoadedState& loaded) const override;
 
   // Every row that holds a lease, for recovery.
-  Status scan_leases(const std::function<void(std::string key, LoadedState)>& visit) const;
+  Status scan_leases(const std::function<void(std::string key, LoadedState)>& visit) const override;
 
   // Leases with key prefix `prefix`, after key `after`, at most `limit`, in key order. Leases
   // past their deadline at `now` are skipped (they are expired, whatever the row says).
   Status list(std::string_view prefix, std::string_view after, std::size_t limit, Millis now,
-              std::vector<LeaseRow>& rows, bool& more) const;
+              std::vector<LeaseRow>& rows, bool& more) const override;
 
   // A key's tenures, newest first, with token < before_token (0: no bound).
   Status history(std::string_view key, Token before_token, std::size_t limit,
-                 std::vector<TenureRecord>& records, bool& more) const;
+                 std::vector<TenureRecord>& records, bool& more) const override;
 
   // Events with revision >= from, in order, at most `limit`.
-  Status events_from(Revision from, std::size_t limit, std::vector<Event>& events) const;
+  Status events_from(Revision from, std::size_t limit, std::vector<Event>& events) const override;
 
   // Drops tenure records older than the age limit (the count limit is kept on write).
-  Status compact_history(Millis now, std::size_t& dropped);
+  Status compact_history(Millis now, std::size_t& dropped) override;
 
   // An online, consistent copy of the ledger in `dir` (which must not exist yet).
-  Status backup(const std::string& dir) const;
+  Status backup(const std::string& dir) const override;
 
  private:
   struct DurableRead;
