@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/load/pipelined_stream.hpp"
+#include "core/base64.hpp"
 
 namespace tenure::bench {
 
@@ -22,23 +23,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 
 namespace {
-
-std::string base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    std::uint32_t chunk = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) chunk |= static_cast<unsigned char>(in[i + 1]) << 8;
-    if (i + 2 < in.size()) chunk |= static_cast<unsigned char>(in[i + 2]);
-    out.push_back(kAlphabet[(chunk >> 18) & 63]);
-    out.push_back(kAlphabet[(chunk >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? kAlphabet[(chunk >> 6) & 63] : '=');
-    out.push_back(i + 2 < in.size() ? kAlphabet[chunk & 63] : '=');
-  }
-  return out;
-}
 
 // The gateway writes int64 fields as JSON strings; absent (proto3 default) reads as 0.
 std::int64_t int64_field(simdjson::dom::element object, std::string_view name) {
