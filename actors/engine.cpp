@@ -40,7 +40,8 @@ struct Engine::Impl {
     if (caller.received_at == 0) caller.received_at = core.clock.now();
   }
 
-  // Admits the request and runs `run(shard, request, reply)` on its key's shard.
+  // Admits the request and runs `run(shard, request, reply)` on its key's shard, if the shard
+  // serves the key (a cluster node: only in the slots it adopted).
   template <typename Request, typename Result, typename Run>
   void on_shard(protocol::Op kind, Request request, Reply<Result> reply, Run run) {
     if (!admit(kind, reply)) return;
@@ -48,7 +49,13 @@ struct Engine::Impl {
     Shard& shard = core.shard_of(request.key);
     shard.post(
         [this, &shard, run, request = std::move(request), reply = std::move(reply)]() mutable {
-          run(shard, std::move(request), std::move(reply));
+          if (shard.serves(request.key)) {
+            run(shard, std::move(request), std::move(reply));
+          } else {
+            Result result;
+            result.error = Error{errc::unavailable, kKeyMoved};
+            reply(std::move(result));
+          }
           requests.leave();
         });
   }
@@ -79,6 +86,33 @@ struct Engine::Impl {
                }
                reply(cold(*core.ledger, request));
              });
+  }
+
+  // Recovers these rows (start-up's, or an adopted slot's) in one turn per shard, which first
+  // runs `before(shard)`, and waits until the recovery writes are durable.
+  template <typename Before>
+  bool recover(SlotRows rows, Before before, std::string& error) {
+    // Each turn's writes are handed to the ledger before the turn ends, and one flush makes them
+    // all durable.
+    std::vector<SlotRows> by_shard(core.shards.size());
+    for (auto& row : rows) by_shard[core.shard_index(row.first)].push_back(std::move(row));
+    std::latch turns(static_cast<std::ptrdiff_t>(core.shards.size()));
+    for (std::size_t i = 0; i < core.shards.size(); ++i) {
+      Shard& shard = *core.shards[i];
+      shard.post([&shard, &turns, before, rows = std::move(by_shard[i])]() mutable {
+        before(shard);
+        for (auto& [key, loaded] : rows) {
+          ActorRef actor = shard.actor(key);
+          actor->recover(std::move(loaded));
+          actor->maybe_retire();
+        }
+        shard.submit_staged();
+        turns.count_down();
+      });
+    }
+    turns.wait();
+    core.ledger->flush();
+    return core.ledger->healthy() || (error = "the ledger refused the recovery writes", false);
   }
 
   // Runs `fn()` on every shard and waits (at most `timeout`) until all have run it.
@@ -135,39 +169,24 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
 
 bool Engine::start(std::string& error) {
   EngineCore& core = impl_->core;
-  std::vector<std::pair<std::string, storage::LoadedState>> rows;
-  storage::Status status =
-      core.ledger->scan_leases([&](std::string key, storage::LoadedState loaded) {
-        rows.emplace_back(std::move(key), std::move(loaded));
-      });
+  SlotRows rows;
+  storage::Status status;
+  // A cluster node recovers each slot's rows when it adopts the slot.
+  if (!core.config.cluster) {
+    status = core.ledger->scan_leases([&](std::string key, storage::LoadedState loaded) {
+      rows.emplace_back(std::move(key), std::move(loaded));
+    });
+  }
   if (!status.ok()) {
     error = status.message();
     return false;
   }
+  std::size_t loaded = rows.size();
   std::size_t corrupt = 0;
-  // One recovery turn per shard, each with its keys' rows; its writes are handed to the ledger
-  // before the turn ends, and one flush makes them all durable before the first request.
-  std::vector<std::vector<std::pair<std::string, storage::LoadedState>>> by_shard(
-      core.shards.size());
-  for (auto& row : rows) {
-    corrupt += row.second.corrupt ? 1 : 0;
-    by_shard[core.shard_index(row.first)].push_back(std::move(row));
-  }
-  std::latch turns(static_cast<std::ptrdiff_t>(core.shards.size()));
-  for (std::size_t i = 0; i < core.shards.size(); ++i) {
-    Shard& shard = *core.shards[i];
-    shard.post([&shard, &turns, rows = std::move(by_shard[i])]() mutable {
-      for (auto& [key, loaded] : rows) {
-        ActorRef actor = shard.actor(key);
-        actor->recover(std::move(loaded));
-        actor->maybe_retire();
-      }
-      shard.submit_staged();
-      turns.count_down();
-    });
-  }
-  turns.wait();
-  core.ledger->flush();
+  for (const auto& row : rows) corrupt += row.second.corrupt ? 1 : 0;
+  if (!impl_->recover(
+          std::move(rows), [](Shard&) {}, error))
+    return false;
   std::size_t compacted = 0;
   status = core.ledger->compact_history(core.clock.now(), compacted);
   if (!status.ok()) {
@@ -177,8 +196,26 @@ bool Engine::start(std::string& error) {
   spdlog::info(
       "ledger recovered: revision {}, {} leases loaded, {} undecodable rows, {} old "
       "tenure records compacted",
-      core.ledger->revision(), rows.size(), corrupt, compacted);
-  return core.ledger->healthy() || (error = "the ledger refused the recovery writes", false);
+      core.ledger->revision(), loaded, corrupt, compacted);
+  return true;
+}
+
+bool Engine::adopt_slot(std::uint32_t slot, SlotRows rows, std::string& error) {
+  // Actors of the slot still resident from an earlier tenure of it are stale: they go first.
+  return impl_->recover(
+      std::move(rows),
+      [slot](Shard& shard) {
+        shard.drop_slot(slot);
+        shard.adopt_slot(slot);
+      },
+      error);
+}
+
+void Engine::drop_slot(std::uint32_t slot) {
+  constexpr auto kPatience = std::chrono::seconds(10);
+  if (!impl_->on_every_shard([slot](Shard& shard) { shard.drop_slot(slot); }, kPatience)) {
+    spdlog::warn("slot {} not yet dropped by every shard", slot);
+  }
 }
 
 void Engine::stop() {

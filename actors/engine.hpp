@@ -40,6 +40,9 @@ struct EngineConfig {
   storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
   Revision revision_floor = 0;                              // --revision-floor
   bool skip_verify = false;  // tests: skip the start-up check of the table files
+  // Cluster mode: the engine serves only the keys of the slots it adopted (adopt_slot); requests
+  // on other keys are answered `unavailable`.
+  bool cluster = false;
 };
 
 // Told when a lease bound to a connection is lost (expired or revoked) while it is open.
@@ -79,11 +82,26 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Recovery: expires leases whose time passed while down, releases connection-bound leases,
-  // arms timers for the rest. Blocks until that is durable. Needs io threads running.
+  // arms timers for the rest. Blocks until that is durable. Needs io threads running. A cluster
+  // node recovers nothing here: each slot's rows when it adopts the slot.
   bool start(std::string& error);
   // Refuses new work, answers waiters `unavailable`, drains in-flight writes, closes the ledger,
   // and waits until no queued turn of the engine is left on the io threads (they must run).
   void stop();
+
+  // Cluster mode (config.cluster). A slot's ledger rows, as the ledger's scan of it gives them.
+  using SlotRows = std::vector<std::pair<std::string, storage::LoadedState>>;
+  // Takes `slot` over with all of its rows: recovers them as start() does (expires what is
+  // overdue, releases connection-bound leases, arms timers from the persisted deadlines) and
+  // serves the slot's keys from then on. Blocks until the recovery writes are durable; false,
+  // with `error`, if the ledger refused them.
+  // REQUIRES: not on an io thread; the io threads run.
+  bool adopt_slot(std::uint32_t slot, SlotRows rows, std::string& error);
+  // Gives `slot` up, writing nothing: its keys' actors and timers go, their waiters and later
+  // requests on its keys are answered `unavailable` (the key moved; retry). Replies waiting for
+  // a write in flight get its outcome. Blocks until every shard has let go.
+  // REQUIRES: as adopt_slot.
+  void drop_slot(std::uint32_t slot);
 
   void acquire(AcquireRequest request, Reply<AcquireResult> reply);
   void renew(RenewRequest request, Reply<HolderResult> reply);

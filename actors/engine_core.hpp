@@ -16,6 +16,9 @@
 
 namespace tenure {
 
+// Why a cluster node turns a request away: another node owns (or is taking over) its key.
+inline constexpr const char* kKeyMoved = "the key moved to another node; retry";
+
 struct EngineCounters {
   std::atomic<std::int64_t> live_leases{0};
   std::atomic<std::int64_t> waiters{0};

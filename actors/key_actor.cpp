@@ -281,7 +281,10 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, Events& events) {
   busy_->committed_seq = seq;
   std::erase_if(busy_->inflight_tenures,
                 [&](const Busy::InflightTenures& t) { return t.seq <= seq; });
-  if (ok) {
+  if (retired_) {
+    // Dropped with its slot: the key's books are kept by its new owner, from the ledger.
+    if (!ok) core_.ledger->refusal_settled();
+  } else if (ok) {
     // Bookkeeping follows durability: an owner index entry exists only for a durable lease.
     account(events);
   } else {
@@ -515,18 +518,28 @@ void KeyActor::recover(storage::LoadedState loaded) {
   finish(step);
 }
 
-void KeyActor::shutdown() {
+void KeyActor::turn_away_waiters(const char* why) {
   Step step;
   if (busy_) {
     for (Waiter& w : busy_->waiters) {
       AcquireResult result;
-      result.error = Error{errc::unavailable, "the server is shutting down"};
+      result.error = Error{errc::unavailable, why};
       reply_now(step, std::move(w.reply), std::move(result));
     }
     core_.counters.waiters.fetch_sub(static_cast<std::int64_t>(busy_->waiters.size()));
     busy_->waiters.clear();
   }
   finish(step);
+}
+
+void KeyActor::shutdown() { turn_away_waiters("the server is shutting down"); }
+
+bool KeyActor::drop() {
+  turn_away_waiters(kKeyMoved);
+  if (!indexed_) return false;
+  core_.counters.live_leases.fetch_sub(1);  // counted by the node that owns the key now
+  indexed_ = false;
+  return true;
 }
 
 void KeyActor::wake(Millis at) {

@@ -45,6 +45,9 @@ class KeyActor {
   void disconnect(ConnId conn);
   void recover(storage::LoadedState loaded);
   void shutdown();
+  // Its slot moved to another node: lets go of the key without writing (waiters are answered
+  // `unavailable`). True if the shard's owner index has it, to forget; the shard retires it.
+  bool drop();
   // The deadline `at` (scheduled by this actor) is due.
   void wake(Millis at);
   // The write `seq` of this actor was made durable (ok) or refused.
@@ -97,6 +100,8 @@ class KeyActor {
   void flush_ready(const Events* events, std::uint64_t committed, bool ok);
   void account(const Events& events);
   void rearm();
+  // Answers every waiter `unavailable` with `why`.
+  void turn_away_waiters(const char* why);
   bool idle() const { return !retired_ && !state_.lease && !busy_ && !indexed_; }
 
   void reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh);

@@ -32,6 +32,21 @@ void OwnerIndex::remove(const std::string& owner, KeyActor* actor) {
   }
 }
 
+void OwnerIndex::forget(const boost::unordered_flat_set<KeyActor*>& actors) {
+  if (actors.empty()) return;
+  std::vector<std::uint64_t> emptied;
+  for (auto& [hash, keys] : owners_) {
+    if (keys.many) {
+      boost::unordered::erase_if(*keys.many,
+                                 [&](KeyActor* actor) { return actors.contains(actor); });
+      if (keys.many->empty()) emptied.push_back(hash);
+    } else if (actors.contains(keys.one)) {
+      emptied.push_back(hash);
+    }
+  }
+  for (std::uint64_t hash : emptied) owners_.erase(hash);
+}
+
 std::vector<KeyActor*> OwnerIndex::keys_of(const std::string& owner) const {
   auto it = owners_.find(owner_hash(owner));
   if (it == owners_.end()) return {};

@@ -22,6 +22,9 @@ class OwnerIndex {
   void add(const std::string& owner, KeyActor* actor);
   void remove(const std::string& owner, KeyActor* actor);
   std::vector<KeyActor*> keys_of(const std::string& owner) const;
+  // Removes these actors under whichever owner they are filed (their memory may be ahead of
+  // the index, with writes in flight): one walk over every owner.
+  void forget(const boost::unordered_flat_set<KeyActor*>& actors);
 
  private:
   // One key inline; a set (open addressing, one owner may hold a million keys) from the second.

@@ -33,7 +33,8 @@ Shard::Shard(EngineCore& core, TurnGate& turns)
       turns_(turns),
       strand_(boost::asio::make_strand(core.io)),
       idle_keep_(core.config.idle_keys / std::max<std::size_t>(core.config.shards, 1)),
-      timer_(core.io) {}
+      timer_(core.io),
+      cluster_(core.config.cluster) {}
 
 Shard::~Shard() = default;
 
@@ -177,6 +178,18 @@ void Shard::submit_staged() {
 }
 
 std::vector<ActorRef> Shard::actors() const { return {actors_.begin(), actors_.end()}; }
+
+void Shard::drop_slot(std::uint32_t slot) {
+  slots_ &= ~(std::uint64_t{1} << slot);
+  boost::unordered_flat_set<KeyActor*> indexed;
+  std::vector<ActorRef> resident = actors();  // keeps them alive until the index forgot them
+  for (const ActorRef& actor : resident) {
+    if (slot_of(actor->key()) != slot) continue;
+    if (actor->drop()) indexed.insert(actor.get());
+    retire(*actor);
+  }
+  owners_.forget(indexed);
+}
 
 void Shard::stop_timer() {
   timer_stopped_ = true;

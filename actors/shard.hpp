@@ -18,6 +18,7 @@
 #include "actors/owner_index.hpp"
 #include "actors/turn_gate.hpp"
 #include "core/clock.hpp"
+#include "core/slot.hpp"
 #include "storage/group_writer.hpp"
 
 namespace tenure {
@@ -67,6 +68,14 @@ class Shard {
   std::vector<ActorRef> actors() const;
   // Stops the timer; later schedule() calls are ignored.
   void stop_timer();
+  // Cluster mode: whether the key's slot is adopted here (always true on a single node).
+  bool serves(std::string_view key) const {
+    return !cluster_ || ((slots_ >> slot_of(key)) & 1) != 0;
+  }
+  // Serves the slot's keys from now on.
+  void adopt_slot(std::uint32_t slot) { slots_ |= std::uint64_t{1} << slot; }
+  // Stops serving the slot's keys and lets their actors go, without writing (KeyActor::drop).
+  void drop_slot(std::uint32_t slot);
 
   // Any thread.
   std::size_t resident() const { return resident_.load(std::memory_order_relaxed); }
@@ -125,6 +134,9 @@ class Shard {
   boost::asio::steady_timer timer_;
   Millis armed_at_ = 0;  // 0: not armed
   bool timer_stopped_ = false;
+  const bool cluster_;
+  std::uint64_t slots_ = 0;  // cluster mode: the adopted slots, one bit each
+  static_assert(kSlots <= 64);
 
   std::vector<storage::WriteOp> staged_ops_;
   std::vector<Staged> staged_by_;
