@@ -26,6 +26,12 @@ class Category : public std::error_category {
         return "unsupported ledger schema";
       case errc::busy:
         return "the ledger is busy";
+      case errc::unreachable:
+        return "no etcd endpoint answered";
+      case errc::uncertain:
+        return "the outcome of an etcd write is unknown";
+      case errc::rejected:
+        return "etcd refused the request";
       case errc::other:
         break;
     }

@@ -1,6 +1,6 @@
 #pragma once
 // The storage module's errors: one errc, usable as a std::error_code, and a Status that carries
-// RocksDB's words for the failure. Every call that touches RocksDB returns one.
+// RocksDB's (or etcd's) words for the failure. Every call that touches RocksDB or etcd returns one.
 #include <string>
 #include <system_error>
 
@@ -19,6 +19,9 @@ enum class errc {
   in_use,              // another process holds the ledger's lock
   unsupported_schema,  // written by a newer tenured
   busy,                // try again (RocksDB's Busy/TryAgain)
+  unreachable,         // no etcd endpoint answered in time
+  uncertain,           // an etcd write was sent but its outcome is unknown (it may have committed)
+  rejected,            // etcd answered the request with an error
   other,
 };
 
