@@ -1,0 +1,201 @@
+// Nodes' membership and slot claims on a real etcd, with the engine replaced by a record of
+// what it was told to adopt and drop.
+#include "storage/membership.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <thread>
+
+#include "tests/support/etcd_process.hpp"
+
+using namespace tenure;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kTtl = 2s;  // etcd's shortest lease with its default election timeout
+
+storage::EtcdOptions options_for(const test::EtcdCluster& etcd) {
+  storage::EtcdOptions options;
+  options.endpoints = etcd.endpoint_list();
+  options.timeout = 1000ms;
+  return options;
+}
+
+// One node: its own etcd client and claims table, and an engine that only takes notes.
+struct Node {
+  Node(const test::EtcdCluster& etcd, const std::string& id)
+      : client(options_for(etcd)),
+        membership(client, claims, options(id),
+                   {[this](std::uint32_t slot, std::string&) {
+                      std::lock_guard lock(mutex);
+                      adopted.insert(slot);
+                      ++adoptions;
+                      return true;
+                    },
+                    [this](std::uint32_t slot) {
+                      std::lock_guard lock(mutex);
+                      adopted.erase(slot);
+                      ++drops;
+                    }}) {}
+
+  static storage::MembershipOptions options(const std::string& id) {
+    storage::MembershipOptions o;
+    o.prefix = "/t";
+    o.node_id = id;
+    o.peer = "127.0.0.1:" + std::to_string(7000 + id.size());
+    o.lease_ttl = kTtl;
+    return o;
+  }
+  std::set<std::uint32_t> slots() {
+    std::lock_guard lock(mutex);
+    return adopted;
+  }
+  // Waits until the node has adopted exactly `n` slots.
+  bool owns(std::size_t n, std::chrono::milliseconds patience = 10s) {
+    auto deadline = std::chrono::steady_clock::now() + patience;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (slots().size() == n && membership.slots_owned() == n) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+  storage::EtcdClient client;
+  storage::SlotClaims claims;
+  std::mutex mutex;
+  std::set<std::uint32_t> adopted;
+  std::atomic<int> adoptions{0};
+  std::atomic<int> drops{0};
+  storage::Membership membership;
+};
+
+}  // namespace
+
+TEST_CASE("nodes split the slots and take over a stopped node's at once", "[membership]") {
+  test::EtcdCluster etcd(1);
+  Node a(etcd, "a");
+  REQUIRE(a.membership.start().ok());
+  REQUIRE(a.owns(kSlots));
+  CHECK(a.membership.secret().size() == 64);
+  Node b(etcd, "bb");
+  REQUIRE(b.membership.start().ok());
+  CHECK(b.membership.secret() == a.membership.secret());
+  REQUIRE(b.owns(kSlots / 2));
+  REQUIRE(a.owns(kSlots / 2));
+  // Each node reads the other's claims at its next poll.
+  auto routed = [](Node& n) {
+    for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
+      if (n.membership.owner(slot).empty()) return false;
+    }
+    return true;
+  };
+  auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (!(routed(a) && routed(b)) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
+    CHECK(a.slots().contains(slot) != b.slots().contains(slot));
+    // Both route every slot the same way; the claims table agrees.
+    std::string owner = a.slots().contains(slot) ? "a" : "bb";
+    CHECK(a.membership.owner(slot) == owner);
+    CHECK(b.membership.owner(slot) == owner);
+    CHECK(a.claims.owns(slot) == a.slots().contains(slot));
+  }
+  auto nodes = a.membership.nodes();
+  REQUIRE(nodes.size() == 2);
+  CHECK(nodes[1].id == "bb");
+  CHECK(nodes[1].peer == "127.0.0.1:7002");
+
+  CHECK(a.membership.claim_wait() == kTtl + 1s);
+
+  std::uint32_t moving = *a.slots().begin();
+  a.membership.stop();  // revokes its lease: its claims go now, not at the TTL
+  CHECK(a.slots().empty());
+  CHECK(a.membership.owner(moving).empty());
+  CHECK(b.owns(kSlots, 3s));
+  CHECK(b.membership.owner(moving) == "bb");
+}
+
+TEST_CASE("a dead node's slots are taken over within its lease's TTL and a second",
+          "[membership]") {
+  test::EtcdCluster etcd(1);
+  // A node that claimed half the slots and died: nothing keeps its lease alive.
+  storage::EtcdClient dead(options_for(etcd));
+  std::int64_t lease = 0;
+  REQUIRE(dead.lease_grant(2, lease).ok());
+  auto died = std::chrono::steady_clock::now();
+  REQUIRE(dead.put("/t/nodes/dead", R"({"peer":"127.0.0.1:9"})", lease).ok());
+  for (std::uint32_t slot = 0; slot < kSlots / 2; ++slot) {
+    char key[16];
+    std::snprintf(key, sizeof key, "/t/slots/%03u", slot);
+    REQUIRE(dead.put(key, "dead", lease).ok());
+  }
+  Node a(etcd, "a");
+  REQUIRE(a.membership.start().ok());
+  REQUIRE(a.owns(kSlots));
+  auto took = std::chrono::steady_clock::now() - died;
+  WARN("takeover " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                   << " ms after the dead node's last keepalive (TTL 2000 ms)");
+  CHECK(took <= kTtl + 1s);
+}
+
+TEST_CASE("a node whose lease expired drops every slot, then registers and claims again",
+          "[membership]") {
+  test::EtcdCluster etcd(1);
+  Node a(etcd, "a");
+  REQUIRE(a.membership.start().ok());
+  REQUIRE(a.owns(kSlots));
+  auto before = a.claims.claim_revision(0);
+  // As if it was paused past its TTL: etcd ended its lease, and its claims with it.
+  storage::KeyValue kv;
+  REQUIRE(a.client.get("/t/nodes/a", kv).ok());
+  REQUIRE(a.client.lease_revoke(kv.lease).ok());
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (a.drops < static_cast<int>(kSlots) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(a.drops == static_cast<int>(kSlots));
+  REQUIRE(a.owns(kSlots));
+  CHECK(a.claims.claim_revision(0) > before);  // a new claim: the old one fences old writes
+  REQUIRE(a.client.get("/t/nodes/a", kv).ok());
+  CHECK(kv.create_revision > 0);
+}
+
+TEST_CASE("a claim the ledger found gone is dropped and claimed anew", "[membership]") {
+  test::EtcdCluster etcd(1);
+  Node a(etcd, "a");
+  REQUIRE(a.membership.start().ok());
+  REQUIRE(a.owns(kSlots));
+  auto revision = a.claims.claim_revision(5);
+  REQUIRE(revision);
+  // Someone deleted the claim and the ledger's next write on the slot found out.
+  REQUIRE(a.client.delete_range("/t/slots/005").ok());
+  a.claims.lost(5, *revision);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (a.drops == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(a.drops == 1);
+  REQUIRE(a.owns(kSlots));
+  CHECK(a.claims.claim_revision(5) > revision);
+  CHECK(a.adoptions == static_cast<int>(kSlots) + 1);
+}
+
+TEST_CASE("a node refuses a cluster of another slot count", "[membership]") {
+  test::EtcdCluster etcd(1);
+  storage::EtcdClient client(options_for(etcd));
+  REQUIRE(client.put("/t/config", R"({"slots":128})").ok());
+  Node a(etcd, "a");
+  storage::Status status = a.membership.start();
+  CHECK(status.code() == storage::errc::rejected);
+  CHECK(status.message().find("128 slots") != std::string::npos);
+}
+
+TEST_CASE("node ids are what etcd keys can carry", "[membership]") {
+  CHECK(storage::valid_node_id("n1"));
+  CHECK(storage::valid_node_id("host-2.example_3"));
+  CHECK_FALSE(storage::valid_node_id(""));
+  CHECK_FALSE(storage::valid_node_id("a/b"));
+  CHECK_FALSE(storage::valid_node_id(std::string(65, 'a')));
+}
