@@ -11,23 +11,26 @@
 #include "apps/version.hpp"
 #include "core/default_paths.hpp"
 #include "core/duration.hpp"
+#include "storage/etcd_client.hpp"
+#include "storage/membership.hpp"
 #include "transports/listen_address.hpp"
 
 namespace tenure {
 namespace {
 
 // A duration flag that writes straight into `target`.
-void add_duration(CLI::App& app, const std::string& name, Millis& target, std::string help,
-                  const std::string& shown_default) {
-  app.add_option_function<std::string>(
-         name,
-         [&target, name](const std::string& text) {
-           std::string error;
-           auto ms = parse_duration(text, &error);
-           if (!ms) throw CLI::ValidationError(name, error);
-           target = *ms;
-         },
-         help + " (e.g. " + std::string(kDurationExamples) + ")")
+CLI::Option* add_duration(CLI::App& app, const std::string& name, Millis& target, std::string help,
+                          const std::string& shown_default) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [&target, name](const std::string& text) {
+            std::string error;
+            auto ms = parse_duration(text, &error);
+            if (!ms) throw CLI::ValidationError(name, error);
+            target = *ms;
+          },
+          help + " (e.g. " + std::string(kDurationExamples) + ")")
       ->default_str(shown_default);
 }
 
@@ -111,6 +114,59 @@ std::optional<std::string> sharing_problem(const Options& o) {
 std::string normalized(const std::string& path) {
   auto p = std::filesystem::absolute(path).lexically_normal();
   return (p.has_filename() ? p : p.parent_path()).string();
+}
+
+// Cluster mode's flags: all of them or none, each well formed.
+std::optional<std::string> cluster_problem(Options& o, const std::string& endpoints,
+                                           bool prefix_given, bool ttl_given) {
+  if (o.cluster.empty()) {
+    const char* stray = !endpoints.empty()       ? "--etcd-endpoints"
+                        : !o.node_id.empty()     ? "--node-id"
+                        : !o.peer_listen.empty() ? "--peer-listen"
+                        : prefix_given           ? "--cluster-prefix"
+                        : ttl_given              ? "--cluster-lease-ttl"
+                                                 : nullptr;
+    if (stray) return std::string(stray) + " goes with --cluster etcd";
+    return std::nullopt;
+  }
+  std::string missing;
+  using Required = std::pair<const char*, const std::string*>;
+  for (auto [flag, value] :
+       {Required{"--etcd-endpoints", &endpoints}, Required{"--node-id", &o.node_id},
+        Required{"--peer-listen", &o.peer_listen}}) {
+    if (value->empty()) missing += std::string(missing.empty() ? "" : ", ") + flag;
+  }
+  if (!missing.empty()) {
+    return "--cluster etcd needs --etcd-endpoints, --node-id and --peer-listen; missing: " +
+           missing;
+  }
+  if (auto status = storage::parse_endpoints(endpoints, o.etcd_endpoints); !status.ok()) {
+    return "--etcd-endpoints: " + status.message();
+  }
+  if (!storage::valid_node_id(o.node_id)) {
+    return "--node-id '" + o.node_id + "' must be 1 to 64 letters, digits, '.', '_' or '-'";
+  }
+  std::string error;
+  auto peer = parse_listen_address(o.peer_listen, error);
+  if (!peer) return "--peer-listen must be HOST:PORT: " + error;
+  if (peer->endpoint.port() == 0 || peer->endpoint.address().is_unspecified()) {
+    return "--peer-listen " + o.peer_listen +
+           " must name the address and port other nodes connect to (not 0.0.0.0, not port 0)";
+  }
+  const std::string& prefix = o.cluster_prefix;
+  if (prefix.size() < 2 || prefix.front() != '/' || prefix.back() == '/') {
+    return "--cluster-prefix '" + prefix +
+           "' must start with / and not end with one, such as "
+           "/tenure";
+  }
+  if (o.cluster_lease_ttl < 2000 || o.cluster_lease_ttl % 1000 != 0) {
+    return "--cluster-lease-ttl must be whole seconds, at least 2s (etcd's shortest lease)";
+  }
+  if (o.recover || !o.restore_from.empty() || o.revision_floor != 0) {
+    return "--recover, --restore-from and --revision-floor are for a single node's ledger; a "
+           "cluster's is in etcd (see docs/cluster.md)";
+  }
+  return std::nullopt;
 }
 
 // What the flags alone cannot check.
@@ -254,6 +310,25 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--revision-floor", o.revision_floor,
                  "With --recover or --restore-from: start above this revision too (needed when "
                  "the data dir's ledger.marks file is lost)");
+  app.add_option("--cluster", o.cluster,
+                 "Run as one node of a cluster whose ledger is in etcd (docs/cluster.md); needs "
+                 "--etcd-endpoints, --node-id and --peer-listen")
+      ->check(CLI::IsMember({"etcd"}));
+  std::string endpoints;
+  app.add_option("--etcd-endpoints", endpoints,
+                 "With --cluster: etcd's client URLs, http://HOST:PORT separated by commas");
+  app.add_option("--node-id", o.node_id,
+                 "With --cluster: this node's name, unique in the cluster (letters, digits, . _ "
+                 "-)");
+  app.add_option("--peer-listen", o.peer_listen,
+                 "With --cluster: HOST:PORT where other nodes forward requests to this one");
+  auto* prefix = app.add_option("--cluster-prefix", o.cluster_prefix,
+                                "With --cluster: the etcd key prefix of the cluster's data")
+                     ->capture_default_str();
+  auto* ttl = add_duration(app, "--cluster-lease-ttl", o.cluster_lease_ttl,
+                           "With --cluster: TTL of the node's etcd lease; a node silent this "
+                           "long loses its slots to the others",
+                           "5s");
   // Not for operators: the ledger's retention of events, small in tests that need `compacted`.
   app.add_option("--events-keep", o.events_keep)->group("");
 
@@ -269,6 +344,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (!problem) problem = parse_group("--socket-group", socket_group, o.socket_group);
   if (!problem) problem = parse_group("--admin-group", admin_group, o.admin_group);
   if (!problem) problem = contradiction(o);
+  if (!problem) problem = cluster_problem(o, endpoints, prefix->count() > 0, ttl->count() > 0);
   if (problem) {
     std::cerr << "tenured: " << *problem << "\n";
     return 1;

@@ -43,6 +43,13 @@ struct Options {
   std::string restore_from;          // a backup to put in place of the ledger first
   std::uint64_t revision_floor = 0;  // recover/restore: start above this revision too
   std::string audit_log;             // empty: no audit log
+  // Cluster mode (docs/cluster.md): the ledger on etcd, keys split in slots between nodes.
+  std::string cluster;  // empty: a single node on RocksDB; "etcd"
+  std::vector<std::string> etcd_endpoints;
+  std::string node_id;
+  std::string peer_listen;  // HOST:PORT other nodes connect to, and are told
+  std::string cluster_prefix = "/tenure";
+  Millis cluster_lease_ttl = 5000;
 };
 
 // Where tenured looks for its configuration when --config names none.
