@@ -92,14 +92,17 @@ std::variant<PeerRequest, std::string> parse_forwarded(std::string_view line) {
   if (parser.iterate(json).get(doc) || doc.get_object().get(object)) {
     return std::string("a peer request is a JSON object");
   }
-  auto first = object.begin();
-  std::string_view name;
   od::object via_object;
   std::string_view via_text;
-  if (first == object.end() || (*first).unescaped_key().get(name) || name != "via" ||
-      (*first).value().get_object().get(via_object) || via_object.raw_json().get(via_text)) {
-    return std::string("a peer request starts with via");
+  bool has_via = false;
+  // Only the first member is read here: the rest is the request, the proxy's to parse.
+  for (auto field : object) {
+    std::string_view name;
+    has_via = !field.unescaped_key().get(name) && name == "via" &&
+              !field.value().get_object().get(via_object) && !via_object.raw_json().get(via_text);
+    break;
   }
+  if (!has_via) return std::string("a peer request starts with via");
   PeerRequest request;
   {
     od::parser via_parser;
