@@ -4,6 +4,7 @@
 
 #include "transports/reply_format.hpp"
 #include "transports/request_parser.hpp"
+#include "transports/router.hpp"
 
 namespace tenure {
 
@@ -50,6 +51,9 @@ void Conversation::handle_request(std::string_view text, Millis read_at) {
     reply(body.index(), [&](std::string& out) { return format_error(out, parsed.id, *refusal); });
     return;
   }
+  if (context_.router != nullptr && context_.router->route(*this, parsed.id, body, text, read_at)) {
+    return;
+  }
   dispatch(parsed.id, body);
 }
 
@@ -72,6 +76,7 @@ void Conversation::disconnect() {
   if (disconnected_) return;
   disconnected_ = true;
   end_watches();
+  if (context_.router != nullptr) context_.router->disconnect(*this);
   if (conn_ != 0) context_.engine.disconnect(conn_, keys_.take());
 }
 

@@ -50,6 +50,8 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   virtual void abort() = 0;
   // Any thread.
   void on_lost(const Event& event) override;
+  // Whether it serves a client of another node, whose requests that node forwarded here.
+  virtual bool proxied() const { return false; }
 
  protected:
   // `pid`: the client's process when the transport knows it (the Unix socket), else 0.
@@ -92,6 +94,7 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
 
  private:
   friend class Subscription;
+  friend class Router;
 
   void dispatch(std::string_view id, RequestBody& body);
   // A slot for a request to `op` about to go to the engine, counted in flight until `finish`

@@ -32,6 +32,10 @@ struct PendingRequest {
   std::variant<std::monostate, AcquireResult, HolderResult, GetResult, KeepaliveResult, ListResult,
                HistoryResult>
       result;
+  // Cluster mode: a forwarded request's reply as the client gets it, or a request waiting for its
+  // slot's claim and when it was read.
+  std::string text;
+  Millis read_at = 0;
   PendingRequest* next = nullptr;  // in the connection's list of answered requests
 };
 

@@ -191,6 +191,12 @@ ParsedRequest RequestParser::parse(std::string_view line) {
   return {id.absent() ? std::string_view() : id.raw, build(fields_, reader_)};
 }
 
+std::optional<std::pair<std::size_t, std::size_t>> RequestParser::id_span() const {
+  const FieldValue& id = fields_[static_cast<std::size_t>(Field::id)];
+  if (id.kind == FieldValue::Kind::absent) return std::nullopt;
+  return std::pair<std::size_t, std::size_t>(id.raw.data() - padded_.data(), id.raw.size());
+}
+
 RequestParser& thread_request_parser() {
   thread_local RequestParser parser;
   return parser;

@@ -1,8 +1,10 @@
 #pragma once
 // Parses one NDJSON line or WebSocket text frame into a typed request (§2, §3). Buffers are
 // reused from line to line; a parser is not thread-safe, so each thread keeps its own.
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "transports/request.hpp"
 #include "transports/request_fields.hpp"
@@ -12,6 +14,9 @@ namespace tenure {
 class RequestParser {
  public:
   ParsedRequest parse(std::string_view line);
+  // Of the last parse: where the value of the line's id member is (offset, size), a null one
+  // too; empty if it has none. The cluster's router replaces it when it forwards the line.
+  std::optional<std::pair<std::size_t, std::size_t>> id_span() const;
 
  private:
   std::string padded_;  // the line plus simdjson's padding

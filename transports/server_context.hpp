@@ -11,6 +11,8 @@
 
 namespace tenure {
 
+class Router;
+
 struct SessionLimits {
   std::size_t max_frame = 64 * 1024;
   // Unanswered requests, waiting acquires aside, before a session stops reading.
@@ -36,6 +38,7 @@ struct ServerContext {
   TransportMetrics metrics;
   std::atomic<std::size_t> watches{0};  // of all connections, against max_watches_total
   AuditLog* audit = nullptr;            // --audit-log, if given
+  Router* router = nullptr;             // cluster mode only: sends requests to their slot's owner
 };
 
 }  // namespace tenure

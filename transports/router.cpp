@@ -1,0 +1,291 @@
+#include "transports/router.hpp"
+
+#include <simdjson.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/slot.hpp"
+#include "transports/conversation.hpp"
+#include "transports/peer_wire.hpp"
+#include "transports/request_parser.hpp"
+#include "transports/task_failure.hpp"
+
+namespace tenure {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// The bytes a forwarded reply is expected to take, against the connection's output bound: a get
+// with its waiters at most.
+constexpr std::size_t kForwardedReply = 4096;
+// How often a held request asks whether its slot has an owner yet.
+constexpr auto kClaimPoll = std::chrono::milliseconds(20);
+
+const std::string* key_of(const RequestBody& body) {
+  return std::visit(
+      [](const auto& request) -> const std::string* {
+        if constexpr (requires { request.key; }) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(request.key)>, std::string>) {
+            return &request.key;
+          }
+        }
+        return nullptr;
+      },
+      body);
+}
+
+Millis wait_of(const RequestBody& body) {
+  const auto* acquire = std::get_if<AcquireRequest>(&body);
+  return acquire != nullptr ? acquire->wait_ms : 0;
+}
+
+// A peer's keepalive reply (`,"status":…}` after its link id): its count and revision, or its
+// error.
+std::variant<KeepaliveResult, Error> read_keepalive(std::string_view rest) {
+  simdjson::padded_string json(std::string("{") + std::string(rest.substr(1)));
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  KeepaliveResult result;
+  std::string_view status, message;
+  if (parser.iterate(json).get(doc) || doc["status"].get_string().get(status)) {
+    return Error{errc::internal, "a peer's keepalive reply is malformed"};
+  }
+  if (status != "renewed") {
+    if (doc["message"].get_string().get(message)) message = "a peer refused the keepalive";
+    return Error{errc::unavailable, std::string(message)};
+  }
+  std::uint64_t count = 0;
+  if (doc["count"].get_uint64().get(count) || doc["revision"].get_uint64().get(result.revision)) {
+    return Error{errc::internal, "a peer's keepalive reply is malformed"};
+  }
+  result.count = count;
+  return result;
+}
+
+// The parts of a keepalive sent to every node, summed as they come back on any thread.
+struct Fanout {
+  std::shared_ptr<Conversation> conversation;
+  PendingRequest* slot = nullptr;
+  std::mutex mutex;
+  std::size_t remaining = 0;
+  KeepaliveResult sum;
+  std::optional<Error> error;
+};
+
+}  // namespace
+
+Router::Router(asio::io_context& io, ServerContext& context, const ClusterView& cluster,
+               PeerLimits limits)
+    : io_(io), context_(context), cluster_(cluster), limits_(limits) {}
+
+Router::~Router() { stop(); }
+
+void Router::stop() {
+  std::lock_guard lock(mutex_);
+  stopped_ = true;
+  for (auto& [node, link] : links_) link->stop();
+  links_.clear();
+}
+
+std::shared_ptr<PeerClient> Router::link(const std::string& node) {
+  std::lock_guard lock(mutex_);
+  auto found = links_.find(node);
+  if (found != links_.end()) return found->second;
+  auto made = std::make_shared<PeerClient>(
+      io_, cluster_, node, limits_,
+      [this](ConnId conn, std::string message) { deliver(conn, std::move(message)); });
+  if (stopped_) {
+    made->stop();  // answers what is sent to it `unavailable`
+  } else {
+    made->start();
+  }
+  links_.emplace(node, made);
+  return made;
+}
+
+Via Router::via_of(const Conversation& from) const {
+  return Via{cluster_.node_id(), from.conn(), from.credentials_.uid, from.credentials_.admin};
+}
+
+bool Router::route(Conversation& from, std::string_view id, RequestBody& body,
+                   std::string_view line, Millis read_at) {
+  protocol::Op op = op_of(body);
+  const std::string* key = key_of(body);
+  if (key == nullptr) {
+    auto* request = std::get_if<KeepaliveRequest>(&body);
+    if (request == nullptr || from.proxied()) return false;
+    keepalive(from, id, *request, line);
+    return true;
+  }
+  std::uint32_t slot = slot_of(*key);
+  std::string owner = cluster_.owner(slot);
+  if (owner == cluster_.node_id()) return false;
+  if (from.proxied()) {
+    refuse(from, id, op,
+           Error{errc::unavailable, "node " + cluster_.node_id() + " no longer serves slot " +
+                                        std::to_string(slot) + " of this key; retry"});
+  } else if (owner.empty()) {
+    hold(from, slot, id, op, wait_of(body), line, read_at);
+  } else {
+    forward(from, owner, id, op, wait_of(body), line);
+  }
+  return true;
+}
+
+void Router::refuse(Conversation& from, std::string_view id, protocol::Op op, const Error& error) {
+  from.reply(op, [&](std::string& out) { return format_error(out, id, error); });
+}
+
+void Router::forward(Conversation& from, const std::string& node, std::string_view id,
+                     protocol::Op op, Millis wait_ms, std::string_view line) {
+  std::uint64_t link_id = next_link_id_.fetch_add(1, std::memory_order_relaxed);
+  std::string out;
+  format_forwarded(out, via_of(from), link_id, line, thread_request_parser().id_span());
+  PendingRequest& slot = from.pending(op, id, &finish_text, kForwardedReply, wait_ms > 0);
+  remember(from, node);
+  auto deadline = Steady::now() + cluster_.claim_wait() + std::chrono::milliseconds(wait_ms);
+  link(node)->send(
+      link_id, std::move(out), deadline,
+      [self = from.shared_from_this(), &slot](std::string_view rest, const Error* error) {
+        if (error != nullptr) {
+          format_error(slot.text, slot.id, *error);
+        } else {
+          restore_reply(slot.text, slot.id, rest);
+        }
+        self->answered(&slot);
+      });
+}
+
+void Router::finish_text(Conversation& self, PendingRequest& slot) {
+  self.send([&](std::string& out) { out.append(slot.text); });
+  slot.text.clear();
+}
+
+void Router::hold(Conversation& from, std::uint32_t slot_number, std::string_view id,
+                  protocol::Op op, Millis wait_ms, std::string_view line, Millis read_at) {
+  PendingRequest& slot = from.pending(op, id, &finish_text, kForwardedReply, wait_ms > 0);
+  slot.text.assign(line);
+  slot.read_at = read_at;
+  auto wait = [](Router& router, std::shared_ptr<Conversation> self, PendingRequest& slot,
+                 std::uint32_t slot_number) -> asio::awaitable<void> {
+    asio::steady_timer timer(self->strand_);
+    auto deadline = Steady::now() + router.cluster_.claim_wait();
+    while (router.cluster_.owner(slot_number).empty()) {
+      if (Steady::now() >= deadline) {
+        slot.text.clear();
+        format_error(slot.text, slot.id,
+                     Error{errc::unavailable, "no node serves slot " + std::to_string(slot_number) +
+                                                  " of this key yet (a failover is in progress); "
+                                                  "retry"});
+        self->answered(&slot);
+        co_return;
+      }
+      timer.expires_after(kClaimPoll);
+      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    slot.finish = &finish_rerouted;
+    self->answered(&slot);
+  };
+  asio::co_spawn(from.strand_, wait(*this, from.shared_from_this(), slot, slot_number),
+                 LogTaskFailure("request waiting for its slot's claim"));
+}
+
+void Router::finish_rerouted(Conversation& self, PendingRequest& slot) {
+  std::string line = std::move(slot.text);
+  slot.text.clear();
+  self.handle_request(line, slot.read_at);
+}
+
+void Router::keepalive(Conversation& from, std::string_view id, KeepaliveRequest& request,
+                       std::string_view line) {
+  auto fanout = std::make_shared<Fanout>();
+  fanout->conversation = from.shared_from_this();
+  fanout->slot = &from.pending(protocol::Op::keepalive, id, &finish_text, kForwardedReply);
+  std::vector<std::string> peers;
+  for (auto& node : cluster_.nodes()) {
+    if (node.id != cluster_.node_id()) peers.push_back(std::move(node.id));
+  }
+  fanout->remaining = peers.size() + 1;
+  // Every part adds to the sum; the last one replies.
+  auto add = [](const std::shared_ptr<Fanout>& fanout, std::variant<KeepaliveResult, Error> part) {
+    std::lock_guard lock(fanout->mutex);
+    if (auto* error = std::get_if<Error>(&part)) {
+      if (!fanout->error) fanout->error = std::move(*error);
+    } else {
+      auto& result = std::get<KeepaliveResult>(part);
+      fanout->sum.count += result.count;
+      fanout->sum.revision = std::max(fanout->sum.revision, result.revision);
+    }
+    if (--fanout->remaining > 0) return;
+    PendingRequest& slot = *fanout->slot;
+    if (fanout->error) {
+      format_error(slot.text, slot.id, *fanout->error);
+    } else {
+      format_keepalive(slot.text, slot.id, fanout->sum);
+    }
+    fanout->conversation->answered(&slot);
+  };
+  auto deadline = Steady::now() + cluster_.claim_wait();
+  for (const auto& node : peers) {
+    std::uint64_t link_id = next_link_id_.fetch_add(1, std::memory_order_relaxed);
+    std::string out;
+    format_forwarded(out, via_of(from), link_id, line, thread_request_parser().id_span());
+    remember(from, node);
+    link(node)->send(link_id, std::move(out), deadline,
+                     [fanout, add](std::string_view rest, const Error* error) {
+                       if (error != nullptr) return add(fanout, *error);
+                       add(fanout, read_keepalive(rest));
+                     });
+  }
+  KeepaliveRequest local = request;
+  local.caller = from.caller();
+  context_.engine.keepalive(std::move(local), [fanout, add](KeepaliveResult result) {
+    if (result.error) return add(fanout, *result.error);
+    add(fanout, result);
+  });
+}
+
+void Router::remember(Conversation& from, const std::string& node) {
+  std::lock_guard lock(mutex_);
+  Forwarder& forwarder = forwarders_[from.conn()];
+  if (forwarder.nodes.empty()) forwarder.conversation = from.weak_from_this();
+  if (std::find(forwarder.nodes.begin(), forwarder.nodes.end(), node) == forwarder.nodes.end()) {
+    forwarder.nodes.push_back(node);
+  }
+}
+
+void Router::disconnect(Conversation& from) {
+  std::vector<std::string> nodes;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = forwarders_.find(from.conn());
+    if (found == forwarders_.end()) return;
+    nodes = std::move(found->second.nodes);
+    forwarders_.erase(found);
+  }
+  std::string line;
+  format_peer_disconnect(line, via_of(from));
+  for (const auto& node : nodes) link(node)->send(0, line, {}, nullptr);
+}
+
+void Router::deliver(ConnId conn, std::string message) {
+  std::shared_ptr<Conversation> to;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = forwarders_.find(conn);
+    if (found != forwarders_.end()) to = found->second.conversation.lock();
+  }
+  if (!to) return;  // gone: its leases end with it
+  asio::post(to->strand_, [to, message = std::move(message)] {
+    to->send([&](std::string& out) { out.append(message); });
+  });
+}
+
+}  // namespace tenure

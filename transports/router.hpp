@@ -1,0 +1,85 @@
+#pragma once
+// Cluster mode: sends each request naming a key to the node that serves the key's slot
+// (docs/cluster.md). Served here: the local engine, as in single-node mode. Served by another
+// node: forwarded over the peer link, and the owner's reply passed back with the client's own id.
+// Served by nobody (a failover in progress): held until a node claims the slot, for at most the
+// cluster's claim wait, then `unavailable`. `keepalive` goes to every node, counts summed. A
+// proxied connection (a client of another node) is never forwarded again: a key that moved is
+// `unavailable` to it, and its node retries with the new owner when its client does.
+// Without a cluster there is no router, and a conversation pays one null check for it.
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cluster_view.hpp"
+#include "transports/peer_client.hpp"
+#include "transports/peer_wire.hpp"
+#include "transports/request.hpp"
+
+namespace tenure {
+
+class Conversation;
+struct PendingRequest;
+struct ServerContext;
+
+class Router {
+ public:
+  Router(boost::asio::io_context& io, ServerContext& context, const ClusterView& cluster,
+         PeerLimits limits = {});
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  // Closes the peer links; requests in flight on them are answered `unavailable`.
+  void stop();
+
+  // The conversation's strand, after the request passed its checks. True when the router took
+  // the request (forwarded, held for a claim, or refused); false: the local engine serves it.
+  bool route(Conversation& from, std::string_view id, RequestBody& body, std::string_view line,
+             Millis read_at);
+  // The conversation's strand: its connection ended; the nodes it forwarded to are told.
+  void disconnect(Conversation& from);
+
+ private:
+  using Steady = std::chrono::steady_clock;
+
+  std::shared_ptr<PeerClient> link(const std::string& node);
+  void forward(Conversation& from, const std::string& node, std::string_view id, protocol::Op op,
+               Millis wait_ms, std::string_view line);
+  void hold(Conversation& from, std::uint32_t slot, std::string_view id, protocol::Op op,
+            Millis wait_ms, std::string_view line, Millis read_at);
+  void keepalive(Conversation& from, std::string_view id, KeepaliveRequest& request,
+                 std::string_view line);
+  void refuse(Conversation& from, std::string_view id, protocol::Op op, const Error& error);
+  // Finishes (PendingRequest::Finish): the reply made in `text`; the held request in `text`
+  // served again, now that its slot has an owner.
+  static void finish_text(Conversation& self, PendingRequest& slot);
+  static void finish_rerouted(Conversation& self, PendingRequest& slot);
+  // A PeerClient's strand: a notice for this node's connection `conn`.
+  void deliver(ConnId conn, std::string message);
+  Via via_of(const Conversation& from) const;
+  // Adds `node` to the nodes `from`'s connection forwarded to.
+  void remember(Conversation& from, const std::string& node);
+
+  boost::asio::io_context& io_;
+  ServerContext& context_;
+  const ClusterView& cluster_;
+  const PeerLimits limits_;
+  std::atomic<std::uint64_t> next_link_id_{1};
+
+  std::mutex mutex_;
+  bool stopped_ = false;
+  std::unordered_map<std::string, std::shared_ptr<PeerClient>> links_;
+  struct Forwarder {
+    std::weak_ptr<Conversation> conversation;
+    std::vector<std::string> nodes;
+  };
+  std::unordered_map<ConnId, Forwarder> forwarders_;
+};
+
+}  // namespace tenure
