@@ -131,8 +131,9 @@ Status Membership::register_node() {
   return {};
 }
 
+Status Membership::open() { return ensure_cluster_keys(); }
+
 Status Membership::start() {
-  if (Status status = ensure_cluster_keys(); !status.ok()) return status;
   if (Status status = register_node(); !status.ok()) return status;
   thread_ = std::thread([this] { run(); });
   return {};

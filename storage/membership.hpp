@@ -51,8 +51,11 @@ class Membership final : public ClusterView {
   Membership(const Membership&) = delete;
   Membership& operator=(const Membership&) = delete;
 
-  // Creates P/config and P/secret if absent (refuses a cluster of another slot count), grants
-  // the lease, registers the node and starts the thread that claims slots.
+  // Creates P/config and P/secret if absent (refuses a cluster of another slot count) and reads
+  // the secret.
+  Status open();
+  // Grants the lease, registers the node and starts the thread that claims slots.
+  // REQUIRES: open() succeeded.
   Status start();
   // Lets every slot go (Handlers::drop) and revokes the lease, so that other nodes take over at
   // once; joins the thread.
@@ -63,7 +66,7 @@ class Membership final : public ClusterView {
   const std::string& node_id() const override { return options_.node_id; }
   std::string owner(std::uint32_t slot) const override;
   std::vector<Node> nodes() const override;
-  // REQUIRES: start() succeeded.
+  // REQUIRES: open() succeeded.
   std::string secret() const override { return secret_; }
   std::chrono::milliseconds claim_wait() const override {
     return options_.lease_ttl + std::chrono::seconds(1);

@@ -208,7 +208,8 @@ void Conversation::dispatch(std::string_view id, RequestBody& body) {
           [&](UnwatchRequest& request) { stop_watch(id, request); },
           [&](StatsRequest&) {
             ServerStats server{TENURE_VERSION, engine.clock().now() - context_.started_at,
-                               context_.registry.size(), engine.events().subscribers()};
+                               context_.registry.size(), engine.events().subscribers(),
+                               context_.cluster};
             EngineStats stats = engine.stats();
             reply(op, [&](std::string& out) { return format_stats(out, id, server, stats); });
           },

@@ -1,6 +1,7 @@
 #include "transports/reply_format.hpp"
 
 #include "core/json_writer.hpp"
+#include "core/slot.hpp"
 #include "protocol/ops.hpp"
 #include "transports/lease_json.hpp"
 
@@ -237,7 +238,20 @@ ReplyOutcome format_stats(std::string& out, std::string_view id, const ServerSta
   for (std::size_t op = 0; op < engine.ops.size(); ++op) {
     w.field(protocol::to_string(static_cast<protocol::Op>(op)), engine.ops[op]);
   }
-  w.end_object().end_object();
+  w.end_object();
+  if (const ClusterView* cluster = server.cluster) {
+    w.key("cluster").begin_object().field("node_id", cluster->node_id());
+    w.key("nodes").begin_array();
+    for (const ClusterView::Node& node : cluster->nodes()) {
+      w.begin_object().field("id", node.id).field("peer", node.peer).end_object();
+    }
+    std::uint64_t owned = 0;
+    for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
+      owned += cluster->owner(slot) == cluster->node_id() ? 1 : 0;
+    }
+    w.end_array().field("slots_owned", owned).end_object();
+  }
+  w.end_object();
   return ReplyStatus::ok;
 }
 

@@ -9,6 +9,7 @@
 
 #include "actors/engine.hpp"
 #include "actors/requests.hpp"
+#include "core/cluster_view.hpp"
 
 namespace tenure {
 
@@ -63,6 +64,7 @@ struct ServerStats {
   Millis uptime_ms = 0;
   std::uint64_t connections = 0;
   std::uint64_t watchers = 0;
+  const ClusterView* cluster = nullptr;  // cluster mode only
 };
 ReplyOutcome format_stats(std::string& out, std::string_view id, const ServerStats& server,
                           const EngineStats& engine);

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "actors/engine.hpp"
+#include "core/cluster_view.hpp"
 #include "transports/audit_log.hpp"
 #include "transports/session_registry.hpp"
 #include "transports/transport_metrics.hpp"
@@ -36,9 +37,10 @@ struct ServerContext {
   Millis started_at = 0;
   SessionRegistry registry;
   TransportMetrics metrics;
-  std::atomic<std::size_t> watches{0};  // of all connections, against max_watches_total
-  AuditLog* audit = nullptr;            // --audit-log, if given
-  Router* router = nullptr;             // cluster mode only: sends requests to their slot's owner
+  std::atomic<std::size_t> watches{0};   // of all connections, against max_watches_total
+  AuditLog* audit = nullptr;             // --audit-log, if given
+  Router* router = nullptr;              // cluster mode only: sends requests to their slot's owner
+  const ClusterView* cluster = nullptr;  // cluster mode only: its nodes and slots, for stats
 };
 
 }  // namespace tenure

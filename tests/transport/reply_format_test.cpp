@@ -190,6 +190,25 @@ TEST_CASE("lost events, pong and stats", "[transport]") {
   CHECK_THAT(out, Catch::StartsWith(R"({"status":"ok","version":"1.2.3","uptime_ms":10,)"
                                     R"("revision":5,"live_leases":0,"keys":0,"connections":2,)"
                                     R"("watchers":0,"ops":{"acquire":3,)"));
+  CHECK(out.find("cluster") == std::string::npos);  // a single node has none
+}
+
+TEST_CASE("a cluster node's stats name it, the live nodes and its slots", "[transport]") {
+  struct View final : ClusterView {
+    const std::string& node_id() const override { return id; }
+    std::string owner(std::uint32_t slot) const override { return slot < 3 ? id : "n2"; }
+    std::vector<Node> nodes() const override {
+      return {{"n1", "127.0.0.1:7521"}, {"n2", "127.0.0.1:7522"}};
+    }
+    std::string secret() const override { return {}; }
+    std::chrono::milliseconds claim_wait() const override { return {}; }
+    std::string id = "n1";
+  } view;
+  std::string out;
+  format_stats(out, "", ServerStats{"1.2.3", 10, 2, 0, &view}, EngineStats{});
+  CHECK_THAT(out, Catch::EndsWith(R"(},"cluster":{"node_id":"n1","nodes":[)"
+                                  R"({"id":"n1","peer":"127.0.0.1:7521"},)"
+                                  R"({"id":"n2","peer":"127.0.0.1:7522"}],"slots_owned":3}})"));
 }
 
 TEST_CASE("watch replies and the messages of a watch", "[transport]") {
