@@ -270,6 +270,9 @@ void Membership::reconcile(const std::map<std::string, std::string>& nodes,
   std::size_t claimed = 0;
   for (std::uint32_t slot : free) {
     if (mine >= target) break;
+    // Taking many slots over takes a while: the lease must not lapse meanwhile.
+    if (Clock::time_point now = Clock::now(); now >= next_keepalive_) keep_alive(now);
+    if (lease_ == 0) return;
     if (claim(slot)) ++mine, ++claimed;
   }
   if (claimed > 0) {
