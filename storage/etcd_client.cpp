@@ -173,6 +173,7 @@ void EtcdTxn::put(std::string_view key, std::string_view value, std::int64_t lea
   }
   success_ += "}}";
   ++success_ops_;
+  ++writes_;
 }
 
 void EtcdTxn::delete_key(std::string_view key) { delete_range(key, {}); }
@@ -181,6 +182,18 @@ void EtcdTxn::delete_range(std::string_view key, std::string_view range_end) {
   if (!success_.empty()) success_ += ',';
   success_ += R"({"request_delete_range":{)";
   append_key_range(success_, key, range_end);
+  success_ += "}}";
+  ++success_ops_;
+  ++writes_;
+}
+
+void EtcdTxn::range(std::string_view key, std::string_view range_end, std::int64_t limit,
+                    bool descend) {
+  if (!success_.empty()) success_ += ',';
+  success_ += R"({"request_range":{)";
+  append_key_range(success_, key, range_end);
+  if (limit > 0) success_ += R"(,"limit":")" + std::to_string(limit) + '"';
+  if (descend) success_ += R"(,"sort_order":"DESCEND","sort_target":"KEY")";
   success_ += "}}";
   ++success_ops_;
 }
@@ -210,6 +223,7 @@ void EtcdTxn::clear() {
   success_.clear();
   failure_.clear();
   success_ops_ = 0;
+  writes_ = 0;
 }
 
 // One keep-alive HTTP connection to one endpoint, with the io_context its calls run on: the
@@ -368,6 +382,7 @@ Status EtcdClient::range(const RangeRequest& request, RangeResult& result) const
   append_key_range(body, request.key, request.range_end);
   if (request.limit > 0) body += R"(,"limit":")" + std::to_string(request.limit) + '"';
   if (request.descend) body += R"(,"sort_order":"DESCEND","sort_target":"KEY")";
+  if (request.revision > 0) body += R"(,"revision":")" + std::to_string(request.revision) + '"';
   body += '}';
   std::string response;
   Status status = post("/v3/kv/range", body, true, response);
@@ -409,7 +424,7 @@ Status EtcdClient::delete_range(std::string_view key, std::string_view range_end
 
 Status EtcdClient::txn(const EtcdTxn& txn, EtcdTxnResult& result) {
   std::string response;
-  Status status = post("/v3/kv/txn", txn.body(), false, response);
+  Status status = post("/v3/kv/txn", txn.body(), txn.read_only(), response);
   if (!status.ok()) return status;
   simdjson::dom::parser parser;
   simdjson::dom::element parsed;
@@ -419,7 +434,7 @@ Status EtcdClient::txn(const EtcdTxn& txn, EtcdTxnResult& result) {
   result.revision = parsed["header"].get(header) ? 0 : int64_field(header, "revision");
   result.ranges.clear();
   simdjson::dom::array responses;
-  if (result.succeeded || parsed["responses"].get(responses)) return {};
+  if (parsed["responses"].get(responses)) return {};
   for (simdjson::dom::element item : responses) {
     simdjson::dom::element range;
     if (item["response_range"].get(range)) continue;
@@ -647,6 +662,8 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
     std::lock_guard lock(watch_mutex_);
     watch_cancel_ = nullptr;
   }
+  // Closed on purpose, whatever it was doing then.
+  if (closing && result.code() == errc::unreachable) return {};
   return result;
 }
 

@@ -42,9 +42,10 @@ struct KeyValue {
 
 struct RangeRequest {
   std::string key;
-  std::string range_end;   // empty: `key` alone
-  std::int64_t limit = 0;  // 0: no limit
-  bool descend = false;    // keys in descending order
+  std::string range_end;      // empty: `key` alone
+  std::int64_t limit = 0;     // 0: no limit
+  bool descend = false;       // keys in descending order
+  std::int64_t revision = 0;  // read as of this etcd revision (0: the latest)
 };
 
 struct RangeResult {
@@ -61,12 +62,17 @@ class EtcdTxn {
   void put(std::string_view key, std::string_view value, std::int64_t lease = 0);
   void delete_key(std::string_view key);
   void delete_range(std::string_view key, std::string_view range_end);
+  // A read among the success ops (a transaction of reads only is one consistent snapshot).
+  void range(std::string_view key, std::string_view range_end, std::int64_t limit,
+             bool descend = false);
   // Ops run when a compare fails: each range's answer is in EtcdTxnResult::ranges, in order.
   void on_failure_range(std::string_view key, std::string_view range_end = {});
 
   std::size_t success_ops() const { return success_ops_; }
   std::size_t bytes() const { return compares_.size() + success_.size() + failure_.size(); }
   bool empty() const { return success_ops_ == 0; }
+  // Only reads: harmless to send again.
+  bool read_only() const { return writes_ == 0; }
   std::string body() const;
   void clear();
 
@@ -74,12 +80,13 @@ class EtcdTxn {
   void compare(std::string_view key, std::string_view target, std::int64_t revision);
   std::string compares_, success_, failure_;
   std::size_t success_ops_ = 0;
+  std::size_t writes_ = 0;
 };
 
 struct EtcdTxnResult {
   bool succeeded = false;
   std::int64_t revision = 0;        // etcd's revision after the transaction
-  std::vector<RangeResult> ranges;  // the failure ranges' answers, when !succeeded
+  std::vector<RangeResult> ranges;  // the answers of the ranges that ran, in order
 };
 
 struct WatchEvent {

@@ -18,6 +18,8 @@ std::size_t log2_bucket(std::uint64_t v, std::size_t buckets) {
   return b < buckets ? b : buckets - 1;
 }
 
+}  // namespace
+
 void count_group(WriterStats& stats, std::uint64_t ops, std::uint64_t micros) {
   if (ops > stats.max_batch) stats.max_batch = ops;
   stats.batch_size_log2[log2_bucket(ops, stats.batch_size_log2.size())]++;
@@ -30,6 +32,8 @@ std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
                                         std::chrono::steady_clock::now() - start)
                                         .count());
 }
+
+namespace {
 
 // Builds the batch that puts back what a written batch changed, as a snapshot has it.
 class Restorer : public rocksdb::WriteBatch::Handler {

@@ -74,6 +74,10 @@ struct WriterStats {
   std::uint64_t failures = 0;
 };
 
+// Counts one group commit of `ops` ops that took `micros` into the stats.
+void count_group(WriterStats& stats, std::uint64_t ops, std::uint64_t micros);
+std::uint64_t micros_since(std::chrono::steady_clock::time_point start);
+
 struct WriterConfig {
   bool sync = true;
   std::size_t history_keep = 1000;

@@ -320,18 +320,6 @@ Ledger::~Ledger() {
   close_db();
 }
 
-namespace {
-
-LoadedState decode_or_quarantine(std::string_view bytes, Revision revision) {
-  if (auto state = decode_state(bytes)) return LoadedState{std::move(*state), false};
-  // Every tenure start is an event, so no token of this key can exceed the revision.
-  KeyState safe;
-  safe.last_token = revision;
-  return LoadedState{std::move(safe), true};
-}
-
-}  // namespace
-
 // Reads see the durable state only: with sync on, the memtables run ahead of the disk while a
 // WAL sync is under way (see GroupWriter). The snapshot lives as long as the read.
 struct Ledger::DurableRead {
@@ -367,9 +355,7 @@ Status Ledger::scan_leases(const std::function<void(std::string, LoadedState)>& 
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.leases));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     LoadedState loaded = decode_or_quarantine(it->value().ToStringView(), revision());
-    if (loaded.state.lease || loaded.corrupt || loaded.state.lock_until != 0) {
-      visit(it->key().ToString(), std::move(loaded));
-    }
+    if (needs_recovery(loaded)) visit(it->key().ToString(), std::move(loaded));
   }
   return Status::from(it->status());
 }

@@ -18,6 +18,14 @@ struct LoadedState {
   bool corrupt = false;  // the row could not be decoded and was replaced by a safe one
 };
 
+// A stored row, or, if it cannot be decoded, a free key with a last_token no tenure can have had
+// (every tenure start is an event, so no token exceeds the revision).
+LoadedState decode_or_quarantine(std::string_view bytes, Revision revision);
+// Whether recovery must see the row: it holds a lease, a lock-delay, or could not be read.
+inline bool needs_recovery(const LoadedState& loaded) {
+  return loaded.state.lease || loaded.corrupt || loaded.state.lock_until != 0;
+}
+
 struct LeaseRow {
   std::string key;
   Lease lease;

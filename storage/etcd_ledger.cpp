@@ -1,0 +1,702 @@
+#include "storage/etcd_ledger.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "core/slot.hpp"
+#include "storage/codec.hpp"
+
+namespace tenure::storage {
+
+namespace {
+
+constexpr std::uint64_t kEventTrimStep = 4096;
+constexpr std::int64_t kPage = 1000;
+constexpr auto kRetryEvery = std::chrono::milliseconds(200);
+
+std::optional<std::uint64_t> parse_number(std::string_view text, int base) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// The smallest key after `key`.
+std::string successor(std::string_view key) { return std::string(key) + '\0'; }
+
+}  // namespace
+
+EtcdLedger::EtcdLedger(const EtcdLedgerOptions& options, SlotClaims& claims)
+    : options_(options), claims_(claims), prefix_(options.prefix) {
+  while (prefix_.ends_with('/')) prefix_.pop_back();
+  client_ = std::make_unique<EtcdClient>(options.etcd);
+  watch_client_ = std::make_unique<EtcdClient>(options.etcd);
+}
+
+std::unique_ptr<EtcdLedger> EtcdLedger::open(const EtcdLedgerOptions& options, SlotClaims& claims,
+                                             Status& status) {
+  std::unique_ptr<EtcdLedger> ledger(new EtcdLedger(options, claims));
+  status = ledger->start();
+  if (!status.ok()) return nullptr;
+  return ledger;
+}
+
+EtcdLedger::~EtcdLedger() { stop(); }
+
+std::string EtcdLedger::slot_dir(std::uint32_t slot) const {
+  char digits[16];
+  std::snprintf(digits, sizeof digits, "%03u", slot);
+  return digits;
+}
+
+std::string EtcdLedger::lease_key(std::string_view key) const {
+  return prefix_ + "/leases/" + slot_dir(slot_of(key)) + "/" + std::string(key);
+}
+
+std::string EtcdLedger::tenure_key(std::string_view key, Token token) const {
+  return prefix_ + "/tenures/" + slot_dir(slot_of(key)) + "/" + tenure_row_key(key, token);
+}
+
+std::string EtcdLedger::slot_key(std::uint32_t slot) const {
+  return prefix_ + "/slots/" + slot_dir(slot);
+}
+
+std::string EtcdLedger::event_key(Revision revision) const {
+  char digits[24];
+  std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(revision));
+  return prefix_ + "/events/" + digits;
+}
+
+Status EtcdLedger::resync() {
+  RangeRequest request;
+  request.key = rev_key();
+  RangeResult result;
+  Status status = client_->range(request, result);
+  if (!status.ok()) return status;
+  if (result.kvs.empty()) {
+    last_ = 0;
+    rev_mod_ = 0;
+  } else {
+    auto value = parse_number(result.kvs[0].value, 10);
+    if (!value) return Status(errc::corruption, rev_key() + " is not a revision");
+    last_ = *value;
+    rev_mod_ = result.kvs[0].mod_revision;
+  }
+  in_sync_ = true;
+  start_etcd_revision_ = result.revision;
+  return {};
+}
+
+Status EtcdLedger::start() {
+  Status status = resync();
+  if (!status.ok()) return status;
+  delivered_.store(last_);
+  // The oldest event kept (older ones were trimmed); the next one if there is none.
+  RangeRequest first;
+  first.key = event_key(0);
+  first.range_end = prefix_end(prefix_ + "/events/");
+  first.limit = 1;
+  RangeResult result;
+  status = client_->range(first, result);
+  if (!status.ok()) return status;
+  Revision oldest = last_ + 1;
+  if (!result.kvs.empty()) {
+    auto revision =
+        parse_number(std::string_view(result.kvs[0].key).substr(first.key.size() - 16), 16);
+    if (revision) oldest = *revision;
+  }
+  oldest_.store(oldest);
+  writer_ = std::thread([this] { run(); });
+  watcher_ = std::thread([this] { watch_loop(); });
+  return {};
+}
+
+void EtcdLedger::set_event_sink(EventSink sink) {
+  std::lock_guard lock(mutex_);
+  sink_ = std::move(sink);
+}
+
+void EtcdLedger::submit(std::vector<WriteOp> ops, CommitDone done) {
+  Pending pending{std::move(ops), std::move(done), {}, 0, 0};
+  bool claimed = true;
+  for (const WriteOp& op : pending.ops) {
+    std::uint32_t slot = slot_of(op.key);
+    auto claim = claims_.claim_revision(slot);
+    if (!claim) claimed = false;
+    pending.claims.emplace_back(slot, claim.value_or(0));
+    std::size_t writes = (op.row ? 1 : 0) + 2 * op.tenures.size() + op.events.size();
+    pending.entries += writes;
+    // Keys three times over (row, tenure, event), rows and records, in base64 in JSON.
+    pending.bytes +=
+        (writes * (op.key.size() + prefix_.size() + 96) + (op.row ? op.row->size() : 0)) * 2;
+  }
+  std::sort(pending.claims.begin(), pending.claims.end());
+  pending.claims.erase(std::unique(pending.claims.begin(), pending.claims.end()),
+                       pending.claims.end());
+  if (claimed) {
+    std::lock_guard lock(mutex_);
+    if (healthy_.load() && !stopping_) {
+      queue_.push_back(std::move(pending));
+      ++submitted_;
+      ++stats_.groups;
+      wake_.notify_one();
+      return;
+    }
+  }
+  // Not ours (any more), or etcd is failing: nothing is written, the engine answers unavailable.
+  unsettled_.fetch_add(static_cast<std::int64_t>(pending.ops.size()));
+  pending.done(false, pending.ops);
+}
+
+void EtcdLedger::flush() {
+  std::unique_lock lock(mutex_);
+  std::uint64_t target = submitted_;
+  drained_.wait(lock, [&] { return finished_ >= target || !writer_.joinable(); });
+}
+
+void EtcdLedger::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (writer_.joinable()) writer_.join();  // drains what was submitted
+  {
+    std::lock_guard lock(mutex_);
+    watch_stopping_ = true;
+  }
+  watch_client_->stop_watch();
+  delivered_cv_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+  drained_.notify_all();
+}
+
+WriterStats EtcdLedger::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+std::string EtcdLedger::last_error() const {
+  std::lock_guard lock(mutex_);
+  return last_error_;
+}
+
+void EtcdLedger::fail(const Status& status) {
+  std::lock_guard lock(mutex_);
+  if (status.message() != last_error_) spdlog::warn("cluster ledger: {}", status.message());
+  last_error_ = status.message();
+  stats_.failures++;
+}
+
+void EtcdLedger::answer(std::vector<Pending>& batch, bool ok) {
+  for (Pending& p : batch) p.done(ok, p.ops);
+  {
+    std::lock_guard lock(mutex_);
+    finished_ += batch.size();
+  }
+  batch.clear();
+  drained_.notify_all();
+}
+
+void EtcdLedger::refuse(std::vector<Pending>& batch) {
+  for (Pending& p : batch) unsettled_.fetch_add(static_cast<std::int64_t>(p.ops.size()));
+  answer(batch, false);
+}
+
+void EtcdLedger::run() {
+  std::vector<Pending> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, kRetryEvery, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty() && stopping_) break;
+      // As many groups as one transaction takes (at least one).
+      std::size_t entries = 2, bytes = 1024, taken = 0;
+      while (taken < queue_.size()) {
+        const Pending& p = queue_[taken];
+        entries += p.entries + p.claims.size();
+        bytes += p.bytes;
+        if (taken > 0 && (entries > options_.max_txn_ops || bytes > options_.max_txn_bytes)) break;
+        ++taken;
+      }
+      batch.assign(std::make_move_iterator(queue_.begin()),
+                   std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(taken)));
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
+    }
+    if (!healthy_.load()) {
+      // Writes resume once every actor that was refused has read its key back (nothing builds
+      // on a write that may not have happened) and P/rev could be read again.
+      if (unsettled_.load() == 0) {
+        Status status = resync();
+        if (status.ok()) {
+          healthy_.store(true);
+        } else {
+          fail(status);
+        }
+      }
+      if (!healthy_.load()) {
+        refuse(batch);
+        continue;
+      }
+    }
+    if (!batch.empty()) commit(batch);
+  }
+}
+
+void EtcdLedger::commit(std::vector<Pending>& batch) {
+  auto started = std::chrono::steady_clock::now();
+  std::vector<Pending> refused;
+  std::unordered_map<std::string, std::optional<std::string>> writes;  // nullopt: delete
+  std::string scratch;
+  while (!batch.empty()) {
+    // The claims every group was computed under; a group whose claim is gone is refused.
+    std::vector<std::pair<std::uint32_t, std::int64_t>> claims;
+    for (auto it = batch.begin(); it != batch.end();) {
+      bool ours = std::all_of(it->claims.begin(), it->claims.end(), [&](const auto& c) {
+        return claims_.claim_revision(c.first) == c.second;
+      });
+      if (ours) {
+        claims.insert(claims.end(), it->claims.begin(), it->claims.end());
+        ++it;
+      } else {
+        refused.push_back(std::move(*it));
+        it = batch.erase(it);
+      }
+    }
+    if (!refused.empty()) refuse(refused);
+    if (batch.empty()) return;
+    std::sort(claims.begin(), claims.end());
+    claims.erase(std::unique(claims.begin(), claims.end()), claims.end());
+
+    EtcdTxn txn;
+    txn.compare_mod_revision(rev_key(), rev_mod_);
+    for (auto [slot, revision] : claims) txn.compare_create_revision(slot_key(slot), revision);
+    txn.on_failure_range(rev_key());
+    for (auto [slot, revision] : claims) txn.on_failure_range(slot_key(slot));
+
+    // Later writes of a key win, as in a RocksDB batch; etcd takes each key once per txn.
+    writes.clear();
+    Revision next = last_;
+    std::uint64_t ops = 0;
+    for (Pending& p : batch) {
+      ops += p.ops.size();
+      for (WriteOp& op : p.ops) {
+        if (op.row) writes[lease_key(op.key)] = *op.row;
+        for (const TenureRecord& t : op.tenures) {
+          if (!t.ended_at) continue;  // the live tenure is read from the lease row
+          encode_tenure(t, scratch);
+          writes[tenure_key(op.key, t.token)] = scratch;
+          if (t.token > options_.history_keep) {
+            writes[tenure_key(op.key, t.token - options_.history_keep)] = std::nullopt;
+          }
+        }
+        for (Event& e : op.events) {
+          e.revision = ++next;
+          encode_event(e, scratch);
+          writes[event_key(e.revision)] = scratch;
+        }
+      }
+    }
+    for (auto& [key, value] : writes) {
+      if (value) {
+        txn.put(key, *value);
+      } else {
+        txn.delete_key(key);
+      }
+    }
+    Revision oldest = oldest_.load();
+    Revision new_oldest = oldest;
+    if (next > options_.events_keep && next - options_.events_keep > oldest + kEventTrimStep) {
+      new_oldest = next - options_.events_keep + 1;
+      txn.delete_range(event_key(0), event_key(new_oldest));
+    }
+    txn.put(rev_key(), std::to_string(next));
+
+    EtcdTxnResult result;
+    Status status = client_->txn(txn, result);
+    if (!status.ok()) {
+      // Maybe committed, maybe not: the engine reads its keys back before writing them again.
+      fail(status);
+      healthy_.store(false);
+      in_sync_ = false;
+      refuse(batch);
+      return;
+    }
+    if (result.succeeded) {
+      last_ = next;
+      rev_mod_ = result.revision;  // P/rev was put by this transaction
+      oldest_.store(new_oldest);
+      std::uint64_t micros = micros_since(started);
+      {
+        std::unique_lock lock(mutex_);
+        stats_.batches++;
+        stats_.syncs++;
+        stats_.ops += ops;
+        count_group(stats_, ops, micros);
+        // Watchers see an event before its writer hears it committed, as on one node.
+        if (!delivered_cv_.wait_for(lock, options_.etcd.timeout,
+                                    [&] { return delivered_.load() >= next; })) {
+          watch_stalled_ = true;
+        }
+      }
+      answer(batch, true);
+      return;
+    }
+    // A compare failed: P/rev moved (another node wrote: retry above it), or a claim is gone.
+    bool moved = false;
+    if (!result.ranges.empty()) {
+      const RangeResult& rev = result.ranges[0];
+      std::int64_t mod = rev.kvs.empty() ? 0 : rev.kvs[0].mod_revision;
+      auto value =
+          rev.kvs.empty() ? std::optional<std::uint64_t>(0) : parse_number(rev.kvs[0].value, 10);
+      if (value && mod != rev_mod_) {
+        moved = true;
+        last_ = *value;
+        rev_mod_ = mod;
+      }
+    }
+    std::set<std::pair<std::uint32_t, std::int64_t>> lost;
+    for (std::size_t i = 0; i < claims.size() && i + 1 < result.ranges.size(); ++i) {
+      const RangeResult& claim = result.ranges[i + 1];
+      if (claim.kvs.empty() || claim.kvs[0].create_revision != claims[i].second) {
+        lost.insert(claims[i]);
+        claims_.lost(claims[i].first, claims[i].second);
+      }
+    }
+    for (auto it = batch.begin(); it != batch.end();) {
+      bool touches_lost = std::any_of(it->claims.begin(), it->claims.end(),
+                                      [&](const auto& c) { return lost.contains(c); });
+      if (touches_lost) {
+        refused.push_back(std::move(*it));
+        it = batch.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!moved && lost.empty()) {
+      // Neither explains the failure: read everything again before writing.
+      fail(Status(errc::uncertain, "an etcd transaction failed its compare for no known reason"));
+      healthy_.store(false);
+      in_sync_ = false;
+      refuse(batch);
+    }
+    if (!refused.empty()) refuse(refused);
+  }
+}
+
+// ---- The event sink: one watch on P/events/ ----
+
+void EtcdLedger::deliver(std::vector<Event>& events) {
+  Revision delivered = delivered_.load();
+  std::erase_if(events, [&](const Event& e) { return e.revision <= delivered; });
+  if (events.empty()) return;
+  std::sort(events.begin(), events.end(),
+            [](const Event& a, const Event& b) { return a.revision < b.revision; });
+  Events group(std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
+  events.clear();
+  EventSink sink;
+  {
+    std::lock_guard lock(mutex_);
+    sink = sink_;
+  }
+  if (sink) {
+    std::vector<const Events*> list{&group};
+    sink(list);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    delivered_.store(group.back().revision);
+  }
+  delivered_cv_.notify_all();
+}
+
+Status EtcdLedger::catch_up(std::int64_t& etcd_revision) {
+  std::vector<Event> events;
+  etcd_revision = 0;
+  for (;;) {
+    RangeRequest request;
+    request.key = event_key(delivered_.load() + 1);
+    request.range_end = prefix_end(prefix_ + "/events/");
+    request.limit = kPage;
+    request.revision = etcd_revision;
+    RangeResult result;
+    Status status = client_->range(request, result);
+    if (!status.ok()) return status;
+    if (etcd_revision == 0) etcd_revision = result.revision;
+    for (KeyValue& kv : result.kvs) {
+      auto revision = parse_number(std::string_view(kv.key).substr(kv.key.size() - 16), 16);
+      if (!revision) continue;
+      if (auto event = decode_event(kv.value, *revision)) events.push_back(std::move(*event));
+    }
+    deliver(events);
+    if (!result.more) return {};
+  }
+}
+
+void EtcdLedger::watch_loop() {
+  const std::string events_prefix = prefix_ + "/events/";
+  std::int64_t etcd_next = start_etcd_revision_ + 1;
+  bool caught_up = true;  // at the start, nothing was committed after start_etcd_revision_
+  std::vector<Event> events;
+  auto stopping = [&] {
+    std::lock_guard lock(mutex_);
+    return watch_stopping_;
+  };
+  while (!stopping()) {
+    Status status;
+    if (!caught_up) {
+      std::int64_t at = 0;
+      status = catch_up(at);
+      if (status.ok()) {
+        etcd_next = at + 1;
+        caught_up = true;
+      }
+    }
+    if (status.ok()) {
+      status = watch_client_->watch(
+          events_prefix, prefix_end(events_prefix), etcd_next,
+          [&](std::vector<WatchEvent>& changes) {
+            for (WatchEvent& change : changes) {
+              etcd_next = change.kv.mod_revision + 1;
+              if (change.deleted || change.kv.key.size() < 16) continue;  // trimmed
+              auto revision = parse_number(
+                  std::string_view(change.kv.key).substr(change.kv.key.size() - 16), 16);
+              if (!revision) continue;
+              if (auto event = decode_event(change.kv.value, *revision)) {
+                events.push_back(std::move(*event));
+              }
+            }
+            if (events.empty()) return;
+            Revision first = std::min_element(events.begin(), events.end(), [](auto& a, auto& b) {
+                               return a.revision < b.revision;
+                             })->revision;
+            if (first > delivered_.load() + 1) {
+              // Events this watch did not see (before it started, or lost): read them first.
+              std::int64_t at = 0;
+              if (Status s = catch_up(at); !s.ok()) fail(s);
+            }
+            deliver(events);
+          },
+          [&] {
+            std::lock_guard lock(mutex_);
+            if (watch_stalled_) {
+              watch_stalled_ = false;
+              caught_up = false;
+              return false;
+            }
+            return !watch_stopping_;
+          });
+    }
+    if (!status.ok()) {
+      fail(status);
+      caught_up = false;
+      std::unique_lock lock(mutex_);
+      delivered_cv_.wait_for(lock, kRetryEvery);
+    }
+  }
+}
+
+// ---- Reads ----
+
+Status EtcdLedger::load(std::string_view key, LoadedState& loaded) const {
+  KeyValue kv;
+  Status status = client_->get(lease_key(key), kv);
+  if (!status.ok()) return status;
+  loaded = kv.create_revision == 0 ? LoadedState{} : decode_or_quarantine(kv.value, revision());
+  return {};
+}
+
+Status EtcdLedger::scan_range(const std::string& begin, const std::string& end,
+                              const std::function<void(KeyValue&)>& visit) const {
+  RangeRequest request;
+  request.key = begin;
+  request.range_end = end;
+  request.limit = kPage;
+  for (;;) {
+    RangeResult result;
+    Status status = client_->range(request, result);
+    if (!status.ok()) return status;
+    request.revision = result.revision;  // every page as of the first one
+    for (KeyValue& kv : result.kvs) visit(kv);
+    if (!result.more || result.kvs.empty()) return {};
+    request.key = successor(result.kvs.back().key);
+  }
+}
+
+Status EtcdLedger::scan_slot(std::uint32_t slot,
+                             const std::function<void(std::string, LoadedState)>& visit) const {
+  std::string dir = prefix_ + "/leases/" + slot_dir(slot) + "/";
+  Revision now = revision();
+  return scan_range(dir, prefix_end(dir), [&](KeyValue& kv) {
+    LoadedState loaded = decode_or_quarantine(kv.value, now);
+    if (needs_recovery(loaded)) visit(kv.key.substr(dir.size()), std::move(loaded));
+  });
+}
+
+Status EtcdLedger::scan_leases(const std::function<void(std::string, LoadedState)>& visit) const {
+  for (std::uint32_t slot : claims_.owned()) {
+    Status status = scan_slot(slot, visit);
+    if (!status.ok()) return status;
+  }
+  return {};
+}
+
+Status EtcdLedger::list(std::string_view prefix, std::string_view after, std::size_t limit,
+                        Millis now, std::vector<LeaseRow>& rows, bool& more) const {
+  rows.clear();
+  more = false;
+  // Rows are kept by slot: each slot is read in key order from the bound on, in one read-only
+  // transaction per round (one snapshot), until it has limit + 1 live rows or none left.
+  std::string from =
+      after.empty() || std::string_view(prefix) > after ? std::string(prefix) : successor(after);
+  struct Cursor {
+    std::string dir, next, end;
+    std::size_t live = 0;
+  };
+  std::vector<Cursor> open;
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
+    std::string dir = prefix_ + "/leases/" + slot_dir(slot) + "/";
+    open.push_back(Cursor{dir, dir + from, prefix_end(dir + std::string(prefix)), 0});
+  }
+  std::vector<LeaseRow> found;
+  while (!open.empty()) {
+    EtcdTxn txn;
+    for (const Cursor& c : open) {
+      txn.range(c.next, c.end, static_cast<std::int64_t>(limit - c.live + 1));
+    }
+    EtcdTxnResult result;
+    Status status = client_->txn(txn, result);
+    if (!status.ok()) return status;
+    if (result.ranges.size() != open.size()) return Status(errc::rejected, "etcd: short answer");
+    std::vector<Cursor> again;
+    for (std::size_t i = 0; i < open.size(); ++i) {
+      Cursor& c = open[i];
+      RangeResult& range = result.ranges[i];
+      for (KeyValue& kv : range.kvs) {
+        auto state = decode_state(kv.value);
+        if (!state || !state->lease || !state->lease->live_at(now)) continue;
+        found.push_back(LeaseRow{kv.key.substr(c.dir.size()), std::move(*state->lease)});
+        ++c.live;
+      }
+      if (range.more && !range.kvs.empty() && c.live <= limit) {
+        c.next = successor(range.kvs.back().key);
+        again.push_back(std::move(c));
+      }
+    }
+    open.swap(again);
+  }
+  std::sort(found.begin(), found.end(),
+            [](const LeaseRow& a, const LeaseRow& b) { return a.key < b.key; });
+  more = found.size() > limit;
+  if (more) found.resize(limit);
+  rows = std::move(found);
+  return {};
+}
+
+Status EtcdLedger::history(std::string_view key, Token before_token, std::size_t limit,
+                           std::vector<TenureRecord>& out, bool& more) const {
+  out.clear();
+  more = false;
+  // One read-only transaction: the lease row and the ended tenures agree on the live tenure.
+  std::string rows_prefix = tenure_key(key, 0);
+  rows_prefix.resize(rows_prefix.size() - 8);  // ... KEY '\0'
+  EtcdTxn txn;
+  txn.range(lease_key(key), {}, 0);
+  txn.range(rows_prefix,
+            before_token == 0 ? prefix_end(rows_prefix) : tenure_key(key, before_token),
+            static_cast<std::int64_t>(limit + 2), true);
+  EtcdTxnResult result;
+  Status status = client_->txn(txn, result);
+  if (!status.ok()) return status;
+  if (result.ranges.size() != 2) return Status(errc::rejected, "etcd: short answer");
+  auto in_range = [&](Token token) { return before_token == 0 || token < before_token; };
+  Token live_token = 0;
+  if (!result.ranges[0].kvs.empty()) {
+    auto state = decode_state(result.ranges[0].kvs[0].value);
+    if (state && state->lease && in_range(state->lease->token)) {
+      const Lease& lease = *state->lease;
+      live_token = lease.token;
+      if (limit == 0) {
+        more = true;
+        return {};
+      }
+      out.push_back(TenureRecord{
+          lease.token, lease.owner, lease.acquired_at, std::nullopt, std::nullopt, {}});
+    }
+  }
+  for (KeyValue& kv : result.ranges[1].kvs) {
+    std::string_view row(kv.key);
+    if (row.size() != rows_prefix.size() + 8) continue;
+    Token token = from_big_endian(row.substr(rows_prefix.size()));
+    if (token == live_token) continue;
+    auto record = decode_tenure(kv.value, token);
+    if (!record) continue;
+    if (out.size() == limit) {
+      more = true;
+      break;
+    }
+    out.push_back(std::move(*record));
+  }
+  if (!more && result.ranges[1].more && out.size() == limit) more = true;
+  return {};
+}
+
+Status EtcdLedger::events_from(Revision from, std::size_t limit, std::vector<Event>& out) const {
+  out.clear();
+  if (limit == 0) return {};
+  RangeRequest request;
+  request.key = event_key(from);
+  request.range_end = prefix_end(prefix_ + "/events/");
+  request.limit = static_cast<std::int64_t>(limit);
+  RangeResult result;
+  Status status = client_->range(request, result);
+  if (!status.ok()) return status;
+  for (KeyValue& kv : result.kvs) {
+    auto revision = parse_number(std::string_view(kv.key).substr(kv.key.size() - 16), 16);
+    if (!revision) continue;
+    if (auto event = decode_event(kv.value, *revision)) out.push_back(std::move(*event));
+  }
+  return {};
+}
+
+Status EtcdLedger::compact_history(Millis now, std::size_t& dropped) {
+  dropped = 0;
+  Millis cutoff = now - options_.history_max_age;
+  for (std::uint32_t slot : claims_.owned()) {
+    std::string dir = prefix_ + "/tenures/" + slot_dir(slot) + "/";
+    std::vector<std::string> doomed;
+    Status status = scan_range(dir, prefix_end(dir), [&](KeyValue& kv) {
+      auto record = decode_tenure(kv.value, 0);
+      if (record && record->ended_at && *record->ended_at < cutoff) {
+        doomed.push_back(std::move(kv.key));
+      }
+    });
+    if (!status.ok()) return status;
+    for (std::size_t i = 0; i < doomed.size(); i += kPage) {
+      EtcdTxn txn;
+      for (std::size_t j = i; j < std::min(doomed.size(), i + kPage); ++j)
+        txn.delete_key(doomed[j]);
+      EtcdTxnResult result;
+      status = client_->txn(txn, result);
+      if (!status.ok()) return status;
+      dropped += txn.success_ops();
+    }
+  }
+  return {};
+}
+
+Status EtcdLedger::backup(const std::string&) const {
+  return Status(errc::rejected,
+                "backup is not available in cluster mode: the ledger is etcd's, back it up with "
+                "`etcdctl snapshot save`");
+}
+
+}  // namespace tenure::storage

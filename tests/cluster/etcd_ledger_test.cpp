@@ -1,0 +1,391 @@
+#include "storage/etcd_ledger.hpp"
+
+#include <catch2/catch.hpp>
+#include <future>
+
+#include "core/slot.hpp"
+#include "storage/codec.hpp"
+#include "tests/support/etcd_process.hpp"
+
+using namespace tenure;
+using storage::EtcdLedger;
+using storage::WriteOp;
+
+namespace {
+
+constexpr Millis kNow = 1'700'000'000'000;
+
+// A key whose slot is `slot`.
+std::string key_in(std::uint32_t slot, int n = 0) {
+  for (int i = 0;; ++i) {
+    std::string key = "job/" + std::to_string(i);
+    if (slot_of(key) == slot && n-- == 0) return key;
+  }
+}
+
+WriteOp acquire(const std::string& key, Token token, const std::string& owner = "o") {
+  KeyState state;
+  Lease lease;
+  lease.owner = owner;
+  lease.token = token;
+  lease.acquired_at = kNow;
+  lease.expires_at = kNow + 60'000;
+  lease.ttl_ms = 60'000;
+  state.lease = lease;
+  state.last_token = token;
+  WriteOp op;
+  op.key = key;
+  op.row = storage::encode_state(state);
+  op.tenures.push_back(TenureRecord{token, owner, kNow, std::nullopt, std::nullopt, {}});
+  op.events.push_back(Event{EventType::acquired, key, owner, token, kNow, lease.expires_at, 0, {}});
+  return op;
+}
+
+WriteOp release(const std::string& key, Token token, const std::string& owner = "o") {
+  KeyState state;
+  state.last_token = token;
+  state.last_owner = owner;
+  WriteOp op;
+  op.key = key;
+  op.row = storage::encode_state(state);
+  op.tenures.push_back(TenureRecord{token, owner, kNow, kNow + 10, EndReason::released, {}});
+  op.events.push_back(
+      Event{EventType::released, key, owner, token, kNow + 10, std::nullopt, 0, {}});
+  return op;
+}
+
+struct Committed {
+  bool ok = false;
+  std::vector<Revision> revisions;
+};
+
+// Submits one group and waits for its answer; a refusal is settled as the engine would.
+Committed commit(EtcdLedger& ledger, std::vector<WriteOp> ops) {
+  std::promise<Committed> answered;
+  ledger.submit(std::move(ops), [&](bool ok, std::vector<WriteOp>& written) {
+    Committed c{ok, {}};
+    for (auto& op : written) {
+      for (auto& e : op.events) c.revisions.push_back(e.revision);
+      if (!ok) ledger.refusal_settled();
+    }
+    answered.set_value(c);
+  });
+  return answered.get_future().get();
+}
+
+// Claims `slot` in etcd as `node` would (no lease: the test plays the membership).
+std::int64_t claim(storage::EtcdClient& client, const std::string& prefix, std::uint32_t slot,
+                   storage::SlotClaims& claims) {
+  char key[64];
+  std::snprintf(key, sizeof key, "%s/slots/%03u", prefix.c_str(), slot);
+  storage::EtcdTxn txn;
+  txn.compare_create_revision(key, 0);
+  txn.put(key, "node");
+  storage::EtcdTxnResult result;
+  REQUIRE(client.txn(txn, result).ok());
+  REQUIRE(result.succeeded);
+  claims.claim(slot, result.revision);
+  return result.revision;
+}
+
+storage::EtcdLedgerOptions options_for(const test::EtcdCluster& etcd) {
+  storage::EtcdLedgerOptions options;
+  options.etcd.endpoints = etcd.endpoint_list();
+  options.etcd.timeout = std::chrono::milliseconds(1500);
+  options.prefix = "/t";
+  return options;
+}
+
+std::unique_ptr<EtcdLedger> open(const storage::EtcdLedgerOptions& options,
+                                 storage::SlotClaims& claims) {
+  storage::Status status;
+  auto ledger = EtcdLedger::open(options, claims, status);
+  INFO(status.message());
+  REQUIRE(ledger);
+  return ledger;
+}
+
+// Records what an event sink is given.
+struct SinkLog {
+  std::mutex mutex;
+  std::vector<Revision> revisions;
+  std::vector<std::string> keys;
+  storage::EventSink sink() {
+    return [this](const std::vector<const Events*>& batches) {
+      std::lock_guard lock(mutex);
+      for (const Events* events : batches) {
+        for (const Event& e : *events) {
+          revisions.push_back(e.revision);
+          keys.push_back(e.key);
+        }
+      }
+    };
+  }
+  std::vector<Revision> seen() {
+    std::lock_guard lock(mutex);
+    return revisions;
+  }
+};
+
+void wait_for(const std::function<bool()>& done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a group commits in one transaction and is answered after it", "[etcd_ledger]") {
+  test::EtcdCluster etcd(1);
+  auto options = options_for(etcd);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  claim(probe, options.prefix, 3, claims);
+  claim(probe, options.prefix, 7, claims);
+  auto ledger = open(options, claims);
+  SinkLog log;
+  ledger->set_event_sink(log.sink());
+
+  std::string a = key_in(3), b = key_in(7), c = key_in(3, 1);
+  // When the group is answered, another client already reads every row and event of it.
+  std::promise<std::vector<std::string>> read_in_done;
+  std::vector<WriteOp> ops;
+  ops.push_back(acquire(a, 1));
+  ops.push_back(acquire(b, 1));
+  ops.push_back(acquire(c, 1));
+  ledger->submit(std::move(ops), [&](bool ok, std::vector<WriteOp>& written) {
+    CHECK(ok);
+    std::vector<std::string> found;
+    for (auto& op : written) {
+      storage::KeyValue kv;
+      REQUIRE(probe.get(ledger->lease_key(op.key), kv).ok());
+      found.push_back(kv.value);
+      REQUIRE(probe.get(ledger->event_key(op.events[0].revision), kv).ok());
+      CHECK(kv.create_revision != 0);
+    }
+    read_in_done.set_value(found);
+  });
+  auto found = read_in_done.get_future().get();
+  REQUIRE(found.size() == 3);
+  CHECK(found[0] == storage::encode_state(*storage::decode_state(acquire(a, 1).row.value())));
+  CHECK(ledger->stats().batches == 1);
+  CHECK(ledger->stats().ops == 3);
+  CHECK(ledger->revision() == 3);  // the sink saw them before the answer
+  CHECK(log.seen() == std::vector<Revision>{1, 2, 3});
+
+  storage::KeyValue rev;
+  REQUIRE(probe.get("/t/rev", rev).ok());
+  CHECK(rev.value == "3");
+  // The rows are the codec's bytes, as RocksDB stores them.
+  storage::LoadedState loaded;
+  REQUIRE(ledger->load(b, loaded).ok());
+  REQUIRE(loaded.state.lease);
+  CHECK(loaded.state.lease->owner == "o");
+  CHECK(loaded.state.last_token == 1);
+  CHECK_FALSE(loaded.corrupt);
+  REQUIRE(ledger->load("never", loaded).ok());
+  CHECK_FALSE(loaded.state.lease);
+  CHECK(loaded.state.last_token == 0);
+}
+
+TEST_CASE("revisions go up by one per event across nodes writing in turn", "[etcd_ledger]") {
+  test::EtcdCluster etcd(1);
+  auto options = options_for(etcd);
+  storage::SlotClaims claims_a, claims_b;
+  storage::EtcdClient probe(options.etcd);
+  claim(probe, options.prefix, 1, claims_a);
+  claim(probe, options.prefix, 2, claims_b);
+  auto a = open(options, claims_a);
+  auto b = open(options, claims_b);
+  SinkLog log_a, log_b;
+  a->set_event_sink(log_a.sink());
+  b->set_event_sink(log_b.sink());
+
+  std::vector<Revision> assigned;
+  for (int i = 0; i < 10; ++i) {
+    // Each one's P/rev is stale after the other wrote: the compare fails and it retries above.
+    EtcdLedger& ledger = i % 2 == 0 ? *a : *b;
+    std::uint32_t slot = i % 2 == 0 ? 1 : 2;
+    std::vector<WriteOp> ops;
+    ops.push_back(acquire(key_in(slot, i), 1));
+    if (i % 3 == 0) ops.push_back(acquire(key_in(slot, 100 + i), 1));
+    auto c = commit(ledger, std::move(ops));
+    REQUIRE(c.ok);
+    assigned.insert(assigned.end(), c.revisions.begin(), c.revisions.end());
+  }
+  std::vector<Revision> expected;
+  for (Revision r = 1; r <= assigned.size(); ++r) expected.push_back(r);
+  CHECK(assigned == expected);
+  // Each node's sink saw every event, its own and the other's, in revision order.
+  wait_for([&] { return a->revision() == expected.size() && b->revision() == expected.size(); });
+  CHECK(log_a.seen() == expected);
+  CHECK(log_b.seen() == expected);
+
+  // A third node starting now continues above, and replays the log from etcd.
+  storage::SlotClaims none;
+  auto c = open(options, none);
+  CHECK(c->revision() == expected.size());
+  std::vector<Event> events;
+  REQUIRE(c->events_from(3, 100, events).ok());
+  REQUIRE(events.size() == expected.size() - 2);
+  CHECK(events.front().revision == 3);
+  CHECK(events.back().revision == expected.size());
+}
+
+TEST_CASE("a node whose claim was taken can never commit to that slot again", "[etcd_ledger]") {
+  test::EtcdCluster etcd(1);
+  auto options = options_for(etcd);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  std::int64_t ours = claim(probe, options.prefix, 5, claims);
+  claim(probe, options.prefix, 6, claims);
+  auto ledger = open(options, claims);
+  std::vector<std::pair<std::uint32_t, std::int64_t>> lost;
+  claims.set_lost_handler([&](std::uint32_t slot, std::int64_t revision) {
+    lost.emplace_back(slot, revision);  // on the writer thread, before the answer
+  });
+  std::string key = key_in(5), other = key_in(6);
+  REQUIRE(commit(*ledger, {acquire(key, 1)}).ok);
+
+  // The claim expires and another node claims the slot: same key, new create revision. This
+  // node's table still says it owns the slot (it was paused and has not heard).
+  REQUIRE(probe.delete_range("/t/slots/005").ok());
+  storage::SlotClaims thief;
+  claim(probe, options.prefix, 5, thief);
+  REQUIRE(claims.claim_revision(5) == ours);
+
+  std::vector<WriteOp> ops;
+  ops.push_back(release(key, 1));
+  auto refused = commit(*ledger, std::move(ops));
+  CHECK_FALSE(refused.ok);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0] == std::make_pair(std::uint32_t{5}, ours));
+  CHECK_FALSE(claims.owns(5));
+  storage::LoadedState loaded;
+  REQUIRE(ledger->load(key, loaded).ok());
+  CHECK(loaded.state.lease);  // the release never landed
+
+  // Later writes to the slot are refused at once; other slots are not affected.
+  CHECK_FALSE(commit(*ledger, {release(key, 1)}).ok);
+  auto fine = commit(*ledger, {acquire(other, 1)});
+  CHECK(fine.ok);
+  CHECK(fine.revisions == std::vector<Revision>{2});
+  CHECK(ledger->healthy());
+  CHECK(lost.size() == 1);
+}
+
+TEST_CASE("reads return what was committed", "[etcd_ledger]") {
+  test::EtcdCluster etcd(1);
+  auto options = options_for(etcd);
+  options.history_keep = 3;
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  for (std::uint32_t slot = 0; slot < kSlots; slot += 2) claim(probe, options.prefix, slot, claims);
+  auto ledger = open(options, claims);
+
+  // Leases on keys spread over the owned slots; one of them expired already at kNow + 1.
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < 40; ++i) {
+    std::string key = "job/" + std::to_string(i);
+    if (slot_of(key) % 2 == 0) keys.push_back(key);
+  }
+  std::vector<WriteOp> ops;
+  for (auto& key : keys) ops.push_back(acquire(key, 1));
+  ops[5].row = storage::encode_state([&] {
+    auto state = *storage::decode_state(*ops[5].row);
+    state.lease->expires_at = kNow;
+    return state;
+  }());
+  std::string expired = keys[5];
+  REQUIRE(commit(*ledger, std::move(ops)).ok);
+  std::sort(keys.begin(), keys.end());
+  std::vector<storage::LeaseRow> rows;
+  bool more = false;
+  REQUIRE(ledger->list("job/", "", 10, kNow + 1, rows, more).ok());
+  CHECK(rows.size() == 10);
+  CHECK(more);
+  CHECK(std::is_sorted(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.key < y.key; }));
+  std::vector<std::string> all;
+  std::string after;
+  for (;;) {
+    REQUIRE(ledger->list("job/", after, 7, kNow + 1, rows, more).ok());
+    for (auto& row : rows) all.push_back(row.key);
+    if (!more) break;
+    after = rows.back().key;
+  }
+  CHECK(all.size() == 39);  // every live lease once, in key order
+  CHECK(std::is_sorted(all.begin(), all.end()));
+  CHECK(std::find(all.begin(), all.end(), expired) == all.end());
+  REQUIRE(ledger->list("zzz/", "", 10, kNow, rows, more).ok());
+  CHECK(rows.empty());
+
+  // History: the live tenure from the row, ended ones from their records, newest first, only
+  // history_keep of them.
+  std::string key = keys[0] == expired ? keys[1] : keys[0];
+  for (Token t = 1; t <= 5; ++t) {
+    if (t > 1) REQUIRE(commit(*ledger, {acquire(key, t)}).ok);
+    REQUIRE(commit(*ledger, {release(key, t)}).ok);
+  }
+  REQUIRE(commit(*ledger, {acquire(key, 6)}).ok);
+  std::vector<TenureRecord> records;
+  REQUIRE(ledger->history(key, 0, 10, records, more).ok());
+  REQUIRE(records.size() == 4);
+  CHECK(records[0].token == 6);
+  CHECK_FALSE(records[0].ended_at);
+  CHECK(records[1].token == 5);
+  CHECK(records[3].token == 3);  // 1 and 2 were trimmed
+  CHECK_FALSE(more);
+  REQUIRE(ledger->history(key, 6, 1, records, more).ok());
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].token == 5);
+  CHECK(more);
+
+  // Recovery reads every owned slot's rows with a lease; a takeover reads one slot.
+  std::size_t scanned = 0;
+  REQUIRE(ledger->scan_leases([&](std::string, storage::LoadedState) { ++scanned; }).ok());
+  CHECK(scanned == 40);
+  std::vector<std::string> in_slot;
+  std::uint32_t slot = slot_of(key);
+  REQUIRE(ledger
+              ->scan_slot(slot,
+                          [&](std::string k, storage::LoadedState loaded) {
+                            CHECK(loaded.state.lease);
+                            in_slot.push_back(k);
+                          })
+              .ok());
+  CHECK(std::find(in_slot.begin(), in_slot.end(), key) != in_slot.end());
+  for (auto& k : in_slot) CHECK(slot_of(k) == slot);
+
+  std::vector<Event> events;
+  REQUIRE(ledger->events_from(41, 3, events).ok());
+  REQUIRE(events.size() == 3);
+  CHECK(events[0].revision == 41);
+  CHECK(events[0].type == EventType::released);
+  CHECK(events[0].key == key);
+
+  CHECK(ledger->backup("/nonexistent").code() == storage::errc::rejected);
+}
+
+TEST_CASE("the ledger keeps committing when an etcd member dies", "[etcd_ledger]") {
+  test::EtcdCluster etcd(3);
+  auto options = options_for(etcd);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  claim(probe, options.prefix, 9, claims);
+  auto ledger = open(options, claims);
+  REQUIRE(commit(*ledger, {acquire(key_in(9, 0), 1)}).ok);
+  int used = 0;
+  while (ledger->client().current_endpoint() != etcd.endpoint(used)) ++used;
+  etcd.kill(used);
+  etcd.wait_healthy();
+  for (int i = 1; i <= 5; ++i) {
+    auto c = commit(*ledger, {acquire(key_in(9, i), 1)});
+    INFO(ledger->last_error());
+    REQUIRE(c.ok);
+    CHECK(c.revisions == std::vector<Revision>{Revision(i + 1)});
+  }
+  wait_for([&] { return ledger->revision() == 6; });
+  CHECK(ledger->revision() == 6);  // the watch moved to a live member too
+  CHECK(ledger->client().current_endpoint() != etcd.endpoint(used));
+}
