@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "actors/engine.hpp"
+#include "apps/tenured/cluster_node.hpp"
 #include "apps/tenured/logging.hpp"
 #include "apps/tenured/private_dir.hpp"
 #include "apps/tenured/restore.hpp"
@@ -169,10 +170,21 @@ int run_daemon(const Options& o) {
     }
     config.open_mode = storage::OpenMode::restored;
   }
-  auto engine = Engine::open(io, clock, config, error);
+  // Cluster mode: the ledger is etcd's, and this node writes only the slots it claimed.
+  storage::SlotClaims claims;
+  storage::EtcdLedger* etcd_ledger = nullptr;
+  std::unique_ptr<Engine> engine;
+  if (o.cluster.empty()) {
+    engine = Engine::open(io, clock, config, error);
+  } else if (auto ledger = ClusterNode::open_ledger(o, claims, error)) {
+    etcd_ledger = ledger.get();
+    config.cluster = true;
+    engine = Engine::open(io, clock, config, std::move(ledger));
+  }
   if (!engine) {
     // The engine words a second daemon on the same data dir (RocksDB's LOCK) itself.
-    spdlog::error("cannot open the ledger {}: {}", config.data_dir, error);
+    spdlog::error("cannot open the ledger {}: {}",
+                  o.cluster.empty() ? config.data_dir : o.cluster_prefix + " on etcd", error);
     return 1;
   }
   if (!continue_ledger_time(clock, *engine, error)) {
@@ -205,6 +217,15 @@ int run_daemon(const Options& o) {
   limits.write_timeout = std::chrono::milliseconds(o.write_timeout);
   ServerContext context{*engine, limits, clock.now(), {}, {}};
   context.audit = o.audit_log.empty() ? nullptr : &audit;
+  // Before the listeners: the first request may already name another node's key.
+  std::optional<ClusterNode> cluster;
+  if (etcd_ledger != nullptr) {
+    cluster.emplace(io, o, *engine, *etcd_ledger, claims, context);
+    if (!cluster->start(error)) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+  }
   // Listening before the socket accepts: whoever sees the socket ready finds the web side ready.
   WebServer web(io, context);
   if (!start_web(o, inherited.tcp_fd, web, error)) {
@@ -222,7 +243,8 @@ int run_daemon(const Options& o) {
   server.start();
   spdlog::info("tenured {} listening on {}{}; ledger {}; sync {}; {} threads", TENURE_VERSION,
                server.path(), inherited.unix_fd >= 0 ? " (from the service manager)" : "",
-               config.data_dir, o.sync ? "always" : "none", o.threads);
+               o.cluster.empty() ? config.data_dir : o.cluster_prefix + " on etcd",
+               o.sync ? "always" : "none", o.threads);
   if (!o.sync) {
     spdlog::warn(
         "--sync=none: commits are not fsync'd; a crash can lose changes clients were "
@@ -238,6 +260,7 @@ int run_daemon(const Options& o) {
   spdlog::info("{}: stopping", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
   server.stop();
   if (o.ws_listen != "off" || inherited.tcp_fd >= 0) web.stop();
+  if (cluster) cluster->stop();  // the other nodes take this one's slots over now
   context.registry.drain_all();
   engine->stop();  // answers waiters, finishes what was admitted, closes the ledger's writer
   if (!context.registry.wait_empty(kDrainTimeout)) {

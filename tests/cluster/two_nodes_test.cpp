@@ -1,0 +1,118 @@
+// Two real tenured nodes on one real etcd: they split the slots, and when one is killed the
+// other takes its slots over within the lease TTL and a second, with the leases granted through
+// the dead node held until their own deadlines and its connection-bound ones released.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "core/slot.hpp"
+#include "storage/etcd_client.hpp"
+#include "tests/e2e/e2e.hpp"
+#include "tests/support/etcd_process.hpp"
+
+using namespace e2e;
+using namespace tenure;
+
+namespace {
+
+constexpr auto kTtl = 2s;  // --cluster-lease-ttl
+
+// A loopback port free now (the node binds it a moment later).
+unsigned short free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::vector<std::string> node_args(const test::EtcdCluster& etcd, const std::string& id) {
+  return {
+      "--cluster",           "etcd", "--etcd-endpoints", etcd.endpoints(),
+      "--node-id",           id,     "--peer-listen",    "127.0.0.1:" + std::to_string(free_port()),
+      "--cluster-lease-ttl", "2s"};
+}
+
+std::uint64_t slots_owned(const Daemon& node) {
+  return node.connect().call("\"op\":\"stats\"")["cluster"]["slots_owned"].u64();
+}
+
+// The node that claimed the slot in etcd.
+std::string claimed_by(storage::EtcdClient& etcd, std::uint32_t slot) {
+  char key[32];
+  std::snprintf(key, sizeof key, "/tenure/slots/%03u", slot);
+  storage::KeyValue kv;
+  REQUIRE(etcd.get(key, kv).ok());
+  return kv.value;
+}
+
+// A key whose slot `node` owns.
+std::string key_of(storage::EtcdClient& etcd, const std::string& node, const std::string& prefix) {
+  for (int i = 0;; ++i) {
+    std::string key = prefix + std::to_string(i);
+    if (claimed_by(etcd, slot_of(key)) == node) return key;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("two nodes split the slots, and one takes over the other's when it dies",
+          "[cluster][two_nodes]") {
+  test::EtcdCluster etcd(1);
+  storage::EtcdClient client(storage::EtcdOptions{etcd.endpoint_list(), 1000ms});
+  Daemon n1(node_args(etcd, "n1"));
+  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots; }, 10s));
+  Daemon n2(node_args(etcd, "n2"));
+  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots / 2 && slots_owned(n2) == kSlots / 2; },
+                     15s));
+  Json stats = n2.connect().call("\"op\":\"stats\"");
+  CHECK(stats["cluster"]["node_id"] == "n2");
+  CHECK(stats["cluster"]["nodes"].size() == 2);
+
+  // Leases granted through n1, on keys of its own slots.
+  LineClient c1 = n1.connect();
+  std::string held = key_of(client, "n1", "held/");
+  std::string ends = key_of(client, "n1", "ends/");
+  std::string bound = key_of(client, "n1", "bound/");
+  Json lease = c1.call(acquire_req(held, "h", "\"ttl_ms\":30000"));
+  REQUIRE(lease["status"] == "acquired");
+  Json ending = c1.call(acquire_req(ends, "e", "\"ttl_ms\":4000"));
+  REQUIRE(ending["status"] == "acquired");
+  REQUIRE(c1.call(acquire_req(bound, "b",
+                              "\"ttl_ms\":30000,\"release_on_disconnect\":true"))["status"] ==
+          "acquired");
+
+  n1.kill9();
+  auto died = std::chrono::steady_clock::now();
+  REQUIRE(wait_until([&] { return slots_owned(n2) == kSlots; }, 10s));
+  auto took = std::chrono::steady_clock::now() - died;
+  WARN("n2 took n1's slots over "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+       << " ms after kill -9 (lease TTL 2000 ms)");
+  CHECK(took <= kTtl + 1s);
+
+  LineClient c2 = n2.connect();
+  // Still held, as granted, and its holder renews it through the survivor.
+  Json got = c2.call(get_req(held));
+  REQUIRE(got["lease"].is_object());
+  CHECK(got["lease"]["token"] == lease["token"].u64());
+  CHECK(got["lease"]["owner"] == "h");
+  CHECK(c2.call(
+            renew_req(held, "h", "\"token\":" + std::to_string(lease["token"].u64())))["status"] ==
+        "renewed");
+  // The connection-bound lease's connection died with n1.
+  CHECK(c2.call(get_req(bound))["lease"] == nullptr);
+  // The other lease ends at its own deadline, by the survivor's timer.
+  CHECK(wait_until([&] { return c2.call(history_req(ends))["tenures"][0]["end"] == "expired"; },
+                   10s));
+  Json ended = c2.call(history_req(ends))["tenures"][0];
+  CHECK(ended["token"] == ending["token"].u64());
+  CHECK(time_ms(ended["ended_at"]) >= time_ms(ending["expires_at"]));
+  CHECK(c2.call(get_req(ends))["lease"] == nullptr);
+}
