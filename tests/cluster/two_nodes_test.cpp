@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 
 #include "core/slot.hpp"
@@ -115,4 +116,39 @@ TEST_CASE("two nodes split the slots, and one takes over the other's when it die
   CHECK(ended["token"] == ending["token"].u64());
   CHECK(time_ms(ended["ended_at"]) >= time_ms(ending["expires_at"]));
   CHECK(c2.call(get_req(ends))["lease"] == nullptr);
+}
+
+TEST_CASE("a paused node loses its slots, cannot write them, and joins again when it resumes",
+          "[cluster][two_nodes]") {
+  test::EtcdCluster etcd(1);
+  storage::EtcdClient client(storage::EtcdOptions{etcd.endpoint_list(), 1000ms});
+  Daemon n1(node_args(etcd, "n1"));
+  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots; }, 10s));
+  Daemon n2(node_args(etcd, "n2"));
+  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots / 2 && slots_owned(n2) == kSlots / 2; },
+                     15s));
+  LineClient c1 = n1.connect();
+  std::string key = key_of(client, "n1", "paused/");
+  Json first = c1.call(acquire_req(key, "a", "\"ttl_ms\":1000"));
+  REQUIRE(first["status"] == "acquired");
+
+  ::kill(n1.pid(), SIGSTOP);
+  REQUIRE(wait_until([&] { return slots_owned(n2) == kSlots; }, 10s));
+  // The lease ended at its deadline on n2, and someone else holds the key now.
+  LineClient c2 = n2.connect();
+  REQUIRE(wait_until([&] { return c2.call(get_req(key))["lease"] == nullptr; }, 5s));
+  Json second = c2.call(acquire_req(key, "b", "\"ttl_ms\":30000"));
+  REQUIRE(second["status"] == "acquired");
+  CHECK(second["token"].u64() > first["token"].u64());
+
+  ::kill(n1.pid(), SIGCONT);
+  // n1 finds its lease gone, lets every slot go, registers again and gets its share back.
+  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots / 2 && slots_owned(n2) == kSlots / 2; },
+                     15s));
+  Json got = n1.connect().call(get_req(key));
+  if (got["status"] == "ok") {
+    CHECK(got["lease"]["owner"] == "b");  // wherever the key's slot went, b holds it
+    CHECK(got["lease"]["token"] == second["token"].u64());
+  }
+  CHECK(n1.log().find("letting all") != std::string::npos);
 }
