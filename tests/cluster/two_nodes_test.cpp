@@ -61,17 +61,31 @@ std::string key_of(storage::EtcdClient& etcd, const std::string& node, const std
   }
 }
 
+bool split(const Daemon& n1, const Daemon& n2) {
+  return slots_owned(n1) == kSlots / 2 && slots_owned(n2) == kSlots / 2;
+}
+
+// One etcd member, a client of it, and two nodes once they have split the slots: n1 first (it
+// takes every slot), then n2 (n1 hands it half).
+struct TwoNodes {
+  TwoNodes() {
+    REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots; }, 10s));
+    n2.start();
+    REQUIRE(wait_until([&] { return split(n1, n2); }, 15s));
+  }
+
+  test::EtcdCluster etcd{1};
+  storage::EtcdClient client{storage::EtcdOptions{etcd.endpoint_list(), 1000ms}};
+  Daemon n1{node_args(etcd, "n1")};
+  Daemon n2{node_args(etcd, "n2"), false};
+};
+
 }  // namespace
 
 TEST_CASE("two nodes split the slots, and one takes over the other's when it dies",
           "[cluster][two_nodes]") {
-  test::EtcdCluster etcd(1);
-  storage::EtcdClient client(storage::EtcdOptions{etcd.endpoint_list(), 1000ms});
-  Daemon n1(node_args(etcd, "n1"));
-  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots; }, 10s));
-  Daemon n2(node_args(etcd, "n2"));
-  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots / 2 && slots_owned(n2) == kSlots / 2; },
-                     15s));
+  TwoNodes nodes;
+  auto& [etcd, client, n1, n2] = nodes;
   Json stats = n2.connect().call("\"op\":\"stats\"");
   CHECK(stats["cluster"]["node_id"] == "n2");
   CHECK(stats["cluster"]["nodes"].size() == 2);
@@ -120,13 +134,8 @@ TEST_CASE("two nodes split the slots, and one takes over the other's when it die
 
 TEST_CASE("a paused node loses its slots, cannot write them, and joins again when it resumes",
           "[cluster][two_nodes]") {
-  test::EtcdCluster etcd(1);
-  storage::EtcdClient client(storage::EtcdOptions{etcd.endpoint_list(), 1000ms});
-  Daemon n1(node_args(etcd, "n1"));
-  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots; }, 10s));
-  Daemon n2(node_args(etcd, "n2"));
-  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots / 2 && slots_owned(n2) == kSlots / 2; },
-                     15s));
+  TwoNodes nodes;
+  auto& [etcd, client, n1, n2] = nodes;
   LineClient c1 = n1.connect();
   std::string key = key_of(client, "n1", "paused/");
   Json first = c1.call(acquire_req(key, "a", "\"ttl_ms\":1000"));
@@ -143,8 +152,7 @@ TEST_CASE("a paused node loses its slots, cannot write them, and joins again whe
 
   ::kill(n1.pid(), SIGCONT);
   // n1 finds its lease gone, lets every slot go, registers again and gets its share back.
-  REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots / 2 && slots_owned(n2) == kSlots / 2; },
-                     15s));
+  REQUIRE(wait_until([&] { return split(n1, n2); }, 15s));
   Json got = n1.connect().call(get_req(key));
   if (got["status"] == "ok") {
     CHECK(got["lease"]["owner"] == "b");  // wherever the key's slot went, b holds it

@@ -52,6 +52,15 @@ void adopt(EngineFixture& f, std::uint32_t slot, Engine::SlotRows rows = {}) {
   REQUIRE(f.engine().adopt_slot(slot, std::move(rows), error));
 }
 
+AcquireRequest acquire_request(EngineFixture& f, const std::string& key, const std::string& owner) {
+  AcquireRequest r;
+  r.key = key;
+  r.params.owner = owner;
+  r.params.ttl_ms = 10'000;
+  r.caller = f.caller();
+  return r;
+}
+
 bool moved(const std::optional<Error>& error) {
   return error && error->code == errc::unavailable &&
          error->message.find("moved to another node") != std::string::npos;
@@ -77,12 +86,8 @@ TEST_CASE("adopting a slot recovers its rows as a restart does, durably", "[slot
   std::string elsewhere = key_in(kOther, "elsewhere");
   Token live_token = f.acquire(live, "a", 10'000).lease->token;
   f.acquire(overdue, "b", 1'000);
-  AcquireRequest r;
-  r.key = bound;
-  r.params.owner = "c";
-  r.params.ttl_ms = 10'000;
+  AcquireRequest r = acquire_request(f, bound, "c");
   r.params.release_on_disconnect = true;
-  r.caller = f.caller();
   r.caller.conn = 5;
   REQUIRE(test::call(f.engine(), &Engine::acquire, r).status == AcquireStatus::acquired);
   f.acquire(elsewhere, "d", 1'000);
@@ -129,12 +134,8 @@ TEST_CASE("dropping a slot lets its keys go without writing", "[slots]") {
   Token token = f.acquire(key, "a", 1'000).lease->token;
   f.acquire(kept, "a", 1'000);
   // A waiter queued on the key.
-  AcquireRequest w;
-  w.key = key;
-  w.params.owner = "b";
-  w.params.ttl_ms = 1'000;
+  AcquireRequest w = acquire_request(f, key, "b");
   w.wait_ms = 60'000;
-  w.caller = f.caller();
   std::promise<AcquireResult> waited;
   f.engine().acquire(std::move(w), [&](AcquireResult r) { waited.set_value(std::move(r)); });
   REQUIRE(f.get(key).waiters == 1);
