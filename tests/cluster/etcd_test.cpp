@@ -1,0 +1,45 @@
+// One etcd member of three dies under load: service continues (§10), with nothing going back.
+#include <catch2/catch.hpp>
+#include <cstdio>
+
+#include "tests/cluster/checks.hpp"
+
+namespace cluster {
+namespace {
+
+TEST_CASE("the cluster keeps serving when an etcd member dies", CLUSTER_TAG "[etcd]") {
+  Cluster cluster;
+  FencingChecker checker;
+  Watcher watcher(cluster.sockets_from(0));
+  watcher.wait_started();
+  std::vector<std::vector<std::string>> workers;
+  for (int w = 0; w < 6; ++w) workers.push_back(cluster.sockets_from(w % cluster.size()));
+  Load load(checker, {.keys = {"etcd/a", "etcd/b", "etcd/c", "etcd/d", "etcd/e", "etcd/f"}},
+            std::move(workers));
+  REQUIRE(load.wait_progress(30, 30000ms));
+
+  // The first member: every node's first endpoint, so each must move to another one.
+  auto killed_at = std::chrono::steady_clock::now();
+  cluster.etcd().kill(0);
+  const auto before = load.counters().acquired.load();
+  REQUIRE(load.wait_progress(1, cluster.failover_bound() + 10000ms));
+  std::printf("cluster: etcd member m1 killed: the next grant after %lld ms\n",
+              ms_since(killed_at));
+  CHECK(load.wait_progress(50, 30000ms));
+  CHECK(load.counters().acquired > before);
+  for (int i = 0; i < cluster.size(); ++i) {
+    INFO("node " << cluster.node_id(i) << " should still answer");
+    CHECK(cluster.connect(i).call("\"op\":\"ping\"")["status"] == "pong");
+  }
+  load.stop();
+  std::printf("cluster etcd: load %s\n", load.summary().c_str());
+  check_load(load);
+  check_fencing(checker);
+  check_holds(cluster, checker);
+  REQUIRE(watcher.wait_revision(checker.max_revision(), 15000ms));
+  watcher.stop();
+  check_watch(watcher, checker);
+}
+
+}  // namespace
+}  // namespace cluster

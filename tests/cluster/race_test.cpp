@@ -1,0 +1,35 @@
+// Clients on all three nodes racing for the same few keys: at most one holder at any moment.
+#include <catch2/catch.hpp>
+
+#include "tests/cluster/checks.hpp"
+
+namespace cluster {
+namespace {
+
+TEST_CASE("clients on all three nodes race for the same keys", CLUSTER_TAG "[race]") {
+  Cluster cluster;
+  FencingChecker checker;
+  Watcher watcher(cluster.sockets_from(1));
+  watcher.wait_started();
+  // Three keys: whichever node owns each, two thirds of the racers reach it forwarded.
+  std::vector<std::vector<std::string>> workers;
+  for (int w = 0; w < 9; ++w) workers.push_back(cluster.sockets_from(w % cluster.size()));
+  {
+    Load load(checker, {.keys = {"race/a", "race/b", "race/c"}, .max_hold = 20ms},
+              std::move(workers));
+    INFO(load.summary());
+    CHECK(load.wait_progress(300, 60000ms));
+    load.stop();
+    std::printf("cluster race: %s\n", load.summary().c_str());
+    CHECK(load.counters().held > 0);  // they did race
+    check_load(load);
+  }
+  check_fencing(checker);
+  REQUIRE(watcher.wait_revision(checker.max_revision(), 10000ms));
+  watcher.stop();
+  check_watch(watcher, checker);
+  check_holds(cluster, checker);
+}
+
+}  // namespace
+}  // namespace cluster
