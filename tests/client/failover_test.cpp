@@ -11,6 +11,13 @@ namespace {
 
 using tenure::protocol::client_errc;
 
+// Whether the process is stopped (SIGSTOP takes effect a moment after kill() returns).
+bool stopped(pid_t pid) {
+  std::string stat = e2e::read_file("/proc/" + std::to_string(pid) + "/stat");
+  auto end = stat.rfind(')');
+  return end != std::string::npos && stat.compare(end + 2, 1, "T") == 0;
+}
+
 TEST_CASE("a client with several endpoints connects to the first that accepts", "[client]") {
   e2e::Daemon d;
   e2e::TempDir dir;
@@ -50,6 +57,7 @@ TEST_CASE("a client leaves a daemon that stops answering for the next endpoint",
       {.endpoints = {first.socket_path(), second.socket_path()}, .timeout = 500ms});
   REQUIRE(c);
   ::kill(first.pid(), SIGSTOP);
+  REQUIRE(eventually([&] { return stopped(first.pid()); }, 5s));
   auto stalled = c->ping();
   ::kill(first.pid(), SIGCONT);
   REQUIRE_FALSE(stalled);
