@@ -1,35 +1,17 @@
 #include "tests/cluster/cluster.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
 #include <thread>
 
 #include "core/slot.hpp"
+#include "tests/support/free_port.hpp"
 
 namespace cluster {
 
 namespace {
-
-// A loopback port free a moment ago, for a node's --peer-listen.
-unsigned short free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!ok) throw std::runtime_error("no free port: " + std::string(std::strerror(errno)));
-  return ntohs(addr.sin_port);
-}
 
 std::string slot_key(const std::string& key) {
   char name[32];
@@ -53,7 +35,7 @@ Cluster::Cluster(ClusterOptions options)
         "--cluster",           "etcd",
         "--etcd-endpoints",    etcd_.endpoints(),
         "--node-id",           node_id(i),
-        "--peer-listen",       "127.0.0.1:" + std::to_string(free_port()),
+        "--peer-listen",       "127.0.0.1:" + std::to_string(tenure::test::free_port()),
         "--cluster-lease-ttl", std::to_string(options_.lease_ttl.count()) + "ms",
         "--log-level",         "info"};
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
@@ -77,6 +59,12 @@ Cluster::~Cluster() {
 std::vector<std::string> Cluster::sockets_from(int first) const {
   std::vector<std::string> out;
   for (int k = 0; k < size(); ++k) out.push_back(socket((first + k) % size()));
+  return out;
+}
+
+std::vector<std::vector<std::string>> Cluster::spread(int workers) const {
+  std::vector<std::vector<std::string>> out;
+  for (int w = 0; w < workers; ++w) out.push_back(sockets_from(w % size()));
   return out;
 }
 

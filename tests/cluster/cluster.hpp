@@ -49,6 +49,8 @@ class Cluster {
   std::string socket(int i) const { return nodes_.at(i)->socket_path(); }
   // Every node's socket, starting with node `first` (the order a failing-over client tries).
   std::vector<std::string> sockets_from(int first) const;
+  // For n load workers: worker w starts on node w % size() and fails over in order from there.
+  std::vector<std::vector<std::string>> spread(int workers) const;
   e2e::LineClient connect(int i) const { return nodes_.at(i)->connect(); }
   bool running(int i) const { return nodes_.at(i)->running() && !stopped_.at(i); }
 

@@ -12,10 +12,8 @@ TEST_CASE("the cluster keeps serving when an etcd member dies", CLUSTER_TAG "[et
   FencingChecker checker;
   Watcher watcher(cluster.sockets_from(0));
   watcher.wait_started();
-  std::vector<std::vector<std::string>> workers;
-  for (int w = 0; w < 6; ++w) workers.push_back(cluster.sockets_from(w % cluster.size()));
   Load load(checker, {.keys = {"etcd/a", "etcd/b", "etcd/c", "etcd/d", "etcd/e", "etcd/f"}},
-            std::move(workers));
+            cluster.spread(6));
   REQUIRE(load.wait_progress(30, 30000ms));
 
   // The first member: every node's first endpoint, so each must move to another one.

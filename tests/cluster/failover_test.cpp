@@ -119,9 +119,7 @@ TEST_CASE("kill -9 and SIGSTOP of the nodes owning hot slots under load",
   watch_killed.wait_started();
   watch_stopped.wait_started();
 
-  std::vector<std::vector<std::string>> workers;
-  for (int w = 0; w < 6; ++w) workers.push_back(cluster.sockets_from(w % cluster.size()));
-  Load load(checker, {.keys = keys}, std::move(workers));
+  Load load(checker, {.keys = keys}, cluster.spread(6));
   REQUIRE(load.wait_progress(30, 30000ms));
 
   // -- kill -9 of the hot slot's owner ---------------------------------------------------------

@@ -12,11 +12,9 @@ TEST_CASE("clients on all three nodes race for the same keys", CLUSTER_TAG "[rac
   Watcher watcher(cluster.sockets_from(1));
   watcher.wait_started();
   // Three keys: whichever node owns each, two thirds of the racers reach it forwarded.
-  std::vector<std::vector<std::string>> workers;
-  for (int w = 0; w < 9; ++w) workers.push_back(cluster.sockets_from(w % cluster.size()));
   {
     Load load(checker, {.keys = {"race/a", "race/b", "race/c"}, .max_hold = 20ms},
-              std::move(workers));
+              cluster.spread(9));
     INFO(load.summary());
     CHECK(load.wait_progress(300, 60000ms));
     load.stop();
