@@ -102,4 +102,18 @@ void check_watch(const Watcher& watcher, const FencingChecker& checker) {
               seen.size(), watcher.resumes(), matched);
 }
 
+void check_after_load(Cluster& cluster, Load& load, const FencingChecker& checker,
+                      const std::vector<Watcher*>& watchers, const std::string& name) {
+  load.stop();
+  std::printf("cluster %s: load %s\n", name.c_str(), load.summary().c_str());
+  check_load(load);
+  check_fencing(checker);
+  check_holds(cluster, checker);
+  for (Watcher* w : watchers) {
+    REQUIRE(w->wait_revision(checker.max_revision(), 15000ms));
+    w->stop();
+    check_watch(*w, checker);
+  }
+}
+
 }  // namespace cluster

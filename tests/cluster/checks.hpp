@@ -24,6 +24,11 @@ void check_holds(Cluster& cluster, const FencingChecker& checker);
 // change, at the change's revision, on its key and token.
 void check_watch(const Watcher& watcher, const FencingChecker& checker);
 
+// The end of every scenario under load: stops the load (printing its summary under `name`), then
+// all of the checks above, each watch once it caught up with the last acknowledged change.
+void check_after_load(Cluster& cluster, Load& load, const FencingChecker& checker,
+                      const std::vector<Watcher*>& watchers, const std::string& name);
+
 // A running node's index other than `not_node` (the first one).
 int running_node(Cluster& cluster, std::optional<int> not_node = std::nullopt);
 

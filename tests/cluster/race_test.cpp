@@ -12,21 +12,10 @@ TEST_CASE("clients on all three nodes race for the same keys", CLUSTER_TAG "[rac
   Watcher watcher(cluster.sockets_from(1));
   watcher.wait_started();
   // Three keys: whichever node owns each, two thirds of the racers reach it forwarded.
-  {
-    Load load(checker, {.keys = {"race/a", "race/b", "race/c"}, .max_hold = 20ms},
-              cluster.spread(9));
-    INFO(load.summary());
-    CHECK(load.wait_progress(300, 60000ms));
-    load.stop();
-    std::printf("cluster race: %s\n", load.summary().c_str());
-    CHECK(load.counters().held > 0);  // they did race
-    check_load(load);
-  }
-  check_fencing(checker);
-  REQUIRE(watcher.wait_revision(checker.max_revision(), 10000ms));
-  watcher.stop();
-  check_watch(watcher, checker);
-  check_holds(cluster, checker);
+  Load load(checker, {.keys = {"race/a", "race/b", "race/c"}, .max_hold = 20ms}, cluster.spread(9));
+  CHECK(load.wait_progress(300, 60000ms));
+  check_after_load(cluster, load, checker, {&watcher}, "race");
+  CHECK(load.counters().held > 0);  // they did race
 }
 
 }  // namespace
