@@ -70,7 +70,7 @@ std::vector<std::vector<std::string>> Cluster::spread(int workers) const {
 
 void Cluster::wait_settled(Millis timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string last;
+  std::string last, previous;
   for (;;) {
     std::uint64_t owned = 0;
     last.clear();
@@ -85,12 +85,14 @@ void Cluster::wait_settled(Millis timeout) {
         last += node_id(i) + ": " + e.what() + "\n";
       }
     }
-    if (owned == tenure::kSlots) return;
+    // Every slot owned, and the same owners twice in a row (no hand-over under way).
+    if (owned == tenure::kSlots && last == previous) return;
+    previous = owned == tenure::kSlots ? last : "";
     if (std::chrono::steady_clock::now() >= deadline) {
       throw std::runtime_error("the cluster did not settle (every slot owned once) within " +
                                std::to_string(timeout.count()) + " ms:\n" + last);
     }
-    std::this_thread::sleep_for(100ms);
+    std::this_thread::sleep_for(200ms);
   }
 }
 
