@@ -41,23 +41,43 @@ Result<SocketChoice> resolve_socket_path(const std::optional<std::string>& socke
                      " does not exist; set TENURE_SOCKET or ClientOptions::socket");
 }
 
+namespace {
+
+detail::Core::Endpoint url_endpoint(const std::string& url,
+                                    const std::optional<std::string>& token) {
+  return {url, [url, token](boost::asio::io_context& io) {
+            return detail::websocket_stream(io, url, token);
+          }};
+}
+
+detail::Core::Endpoint socket_endpoint(const SocketChoice& path) {
+  return {path.path, [path](boost::asio::io_context& io) { return detail::unix_stream(io, path); }};
+}
+
+}  // namespace
+
 Result<Client> Client::connect(ClientOptions options) {
-  std::shared_ptr<detail::Core> core;
-  if (options.url) {
-    core = std::make_shared<detail::Core>(
-        *options.url,
-        [url = *options.url, token = options.token](boost::asio::io_context& io) {
-          return detail::websocket_stream(io, url, token);
-        },
-        options.timeout);
+  std::vector<detail::Core::Endpoint> endpoints;
+  if (!options.endpoints.empty()) {
+    if (options.socket || options.url) {
+      return Failure(client_errc::invalid_argument,
+                     "ClientOptions takes endpoints, or a socket or url, not both");
+    }
+    for (const auto& e : options.endpoints) {
+      if (e.starts_with("ws://")) {
+        endpoints.push_back(url_endpoint(e, options.token));
+      } else {
+        endpoints.push_back(socket_endpoint(SocketChoice{e, std::nullopt}));
+      }
+    }
+  } else if (options.url) {
+    endpoints.push_back(url_endpoint(*options.url, options.token));
   } else {
     auto path = resolve_socket_path(options.socket);
     if (!path) return path.error();
-    core = std::make_shared<detail::Core>(
-        path->path,
-        [path = *path](boost::asio::io_context& io) { return detail::unix_stream(io, path); },
-        options.timeout);
+    endpoints.push_back(socket_endpoint(*path));
   }
+  auto core = std::make_shared<detail::Core>(std::move(endpoints), options.timeout);
   auto connected = on_io<protocol::Done>(*core, [&core](auto done) {
     if (auto failure = core->ensure_connected()) return done(std::move(*failure));
     done(protocol::Done{});

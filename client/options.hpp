@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tenure::client {
 
@@ -20,6 +21,12 @@ struct ClientOptions {
   // for mutations (without it: read-only ops; mutations fail `unauthenticated`).
   std::optional<std::string> url{};
   std::optional<std::string> token{};
+  // Or several daemons to fail over between (the nodes of a cluster, docs/cluster.md): socket
+  // paths and ws:// URLs (`token` goes to every URL). Connecting tries them in order; a broken
+  // connection, or a call without a reply within `timeout`, sends the next call to the next one.
+  // Calls in flight then fail (`disconnected`, `timeout`) and are not repeated; leases renew and
+  // watches resume through whichever endpoint answers. Not with `socket` or `url`.
+  std::vector<std::string> endpoints{};
   milliseconds timeout{10000};         // every call's, plus its wait if it waits
   std::optional<std::string> owner{};  // the calls' default owner; else a fresh unique one
 };

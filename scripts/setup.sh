@@ -19,6 +19,8 @@ if [[ "${1:-}" == "--test" ]]; then
   # Fuzzing (scripts/fuzz.sh); systemd-socket-activate and systemd-analyze (tests/e2e, packaging).
   # (libclang-rt-16-dev: the sanitizer and libFuzzer runtimes clang links.)
   packages+=(clang-16 libclang-rt-16-dev libfuzzer-16-dev systemd)
+  # The cluster tests (tests/cluster) run a three-member etcd.
+  packages+=(etcd-server)
 fi
 
 missing=()

@@ -113,8 +113,9 @@ int main(int argc, char** argv) {
   app.add_option("--socket", g.socket,
                  "tenured's socket (default: $TENURE_SOCKET, else the per-user "
                  "$XDG_STATE_HOME/tenure/tenured.sock or ~/.local/state/tenure/tenured.sock if it "
-                 "exists, else /run/tenure/tenured.sock if it exists)")
-      ->type_name("PATH");
+                 "exists, else /run/tenure/tenured.sock if it exists); or the sockets of a "
+                 "cluster's nodes, comma-separated: the first that accepts is used")
+      ->type_name("PATH[,PATH...]");
   app.add_flag("--json", g.json,
                "print the server's reply line verbatim instead of a readable summary");
   app.add_option("--timeout", g.timeout,

@@ -19,7 +19,20 @@ bool is_conflict(std::string_view status) { return status == "held" || status ==
 
 Client connect(const Globals& globals, std::optional<Millis> wait) {
   Millis timeout = wait ? std::max(globals.timeout, *wait + kWaitMargin) : globals.timeout;
-  return Client(resolve_socket_path(globals.socket), timeout);
+  auto sockets = resolve_socket_paths(globals.socket);
+  std::string problems;
+  for (std::size_t i = 0; i + 1 < sockets.size(); ++i) {
+    try {
+      return Client(sockets[i], timeout);
+    } catch (const CliError& e) {
+      problems += std::string(e.what()) + "; ";
+    }
+  }
+  try {
+    return Client(sockets.back(), timeout);
+  } catch (const CliError& e) {
+    throw CliError(problems + e.what());
+  }
 }
 
 int exit_code(const Message& reply, std::string_view success) {

@@ -68,7 +68,9 @@ std::optional<int> parse_config(int argc, char** argv, Config& c) {
   app.add_option("--target", c.target, "tenure, redis or etcd")
       ->transform(CLI::CheckedTransformer(targets))
       ->default_str("tenure");
-  app.add_option("--socket", c.socket, "Unix socket of tenured or redis-server");
+  app.add_option("--socket", c.socket,
+                 "Unix socket of tenured or redis-server; tenure: several (a cluster's nodes), "
+                 "comma-separated, that the connections take in turn");
   app.add_option("--endpoint", c.endpoint, "etcd: HOST:PORT of its HTTP/JSON gateway")
       ->capture_default_str();
   app.add_option("--connections", c.connections, "Client connections")

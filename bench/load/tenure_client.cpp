@@ -2,7 +2,9 @@
 
 #include <simdjson.h>
 
+#include <atomic>
 #include <boost/asio/use_awaitable.hpp>
+#include <string_view>
 #include <unordered_map>
 
 #include "bench/load/pipelined_stream.hpp"
@@ -23,10 +25,20 @@ struct Reply {
   std::int64_t expires_at_ms = 0;
 };
 
+// --socket may name the nodes of a cluster, comma-separated: connections take them in turn.
+std::string next_socket(std::string_view list) {
+  static std::atomic<std::size_t> next{0};
+  std::size_t count = 1;
+  for (char c : list) count += c == ',';
+  std::size_t skip = next++ % count;
+  for (; skip > 0; --skip) list.remove_prefix(list.find(',') + 1);
+  return std::string(list.substr(0, list.find(',')));
+}
+
 class TenureClient final : public LockClient, private PipelinedStream {
  public:
   TenureClient(const Config& config, asio::any_io_executor ex)
-      : PipelinedStream(ex), path_(config.socket) {}
+      : PipelinedStream(ex), path_(next_socket(config.socket)) {}
 
   asio::awaitable<void> connect() override { co_await open(path_); }
 

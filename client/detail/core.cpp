@@ -12,9 +12,8 @@ namespace tenure::client::detail {
 using protocol::client_errc;
 using protocol::Failure;
 
-Core::Core(std::string address, StreamFactory make_stream, milliseconds timeout)
-    : address_(std::move(address)),
-      make_stream_(std::move(make_stream)),
+Core::Core(std::vector<Endpoint> endpoints, milliseconds timeout)
+    : endpoints_(std::move(endpoints)),
       timeout_(timeout),
       work_(io_.get_executor()),
       thread_([this] { io_.run(); }) {}
@@ -29,9 +28,17 @@ Core::~Core() {
 
 std::optional<Failure> Core::ensure_connected() {
   if (stream_) return std::nullopt;
-  auto stream = make_stream_(io_);
-  if (auto problem = stream->connect()) return Failure(client_errc::cannot_connect, *problem);
-  stream_ = std::move(stream);
+  std::string problems;
+  for (std::size_t tried = 0; !stream_ && tried < endpoints_.size(); ++tried) {
+    auto stream = endpoints_[current_].make_stream(io_);
+    if (auto problem = stream->connect()) {
+      problems += (problems.empty() ? "" : "; ") + *problem;
+      move_on();
+    } else {
+      stream_ = std::move(stream);
+    }
+  }
+  if (!stream_) return Failure(client_errc::cannot_connect, problems);
   ++generation_;
   close_reason_.clear();
   inbox_.clear();
@@ -54,8 +61,11 @@ void Core::call(const protocol::Request& request, milliseconds extra, ReplyHandl
   auto timer = std::make_unique<asio::steady_timer>(io_, timeout_ + extra);
   timer->async_wait([this, id, total = timeout_ + extra](boost::system::error_code ec) {
     if (ec) return;
-    finish(id, Failure(client_errc::timeout, "no reply from tenured at " + address_ + " within " +
-                                                 std::to_string(total.count()) + " ms"));
+    std::string reason = "no reply from tenured at " + address() + " within " +
+                         std::to_string(total.count()) + " ms";
+    finish(id, Failure(client_errc::timeout, reason));
+    // A daemon that stalls is as good as gone when another can answer.
+    if (endpoints_.size() > 1) disconnect(reason);
   });
   pending_.emplace(id, Pending{std::move(handler), std::move(timer)});
   send(protocol::format(id, request));
@@ -102,7 +112,7 @@ void Core::write_next() {
     if (generation != generation_) return;  // a connection since closed
     outbox_.pop_front();
     if (ec)
-      return disconnect("lost the connection to tenured at " + address_ + ": " + ec.message());
+      return disconnect("lost the connection to tenured at " + address() + ": " + ec.message());
     write_next();
   });
 }
@@ -112,7 +122,7 @@ void Core::read_more() {
   stream_->async_read([this, generation](std::error_code ec, std::string_view data) {
     if (generation != generation_ || !stream_) return;
     if (ec) {
-      return disconnect(close_reason_.empty() ? "lost the connection to tenured at " + address_
+      return disconnect(close_reason_.empty() ? "lost the connection to tenured at " + address()
                                               : close_reason_);
     }
     inbox_.append(data);
@@ -156,10 +166,13 @@ void Core::on_line(std::string line) {
   }
 }
 
+void Core::move_on() { current_ = (current_ + 1) % endpoints_.size(); }
+
 void Core::disconnect(std::string reason) {
   if (!stream_) return;
   stream_->close();
   stream_.reset();
+  move_on();
   outbox_.clear();
   writing_ = false;
   std::uint64_t generation = generation_;

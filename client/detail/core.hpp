@@ -5,7 +5,12 @@
 // their watch. A dropped connection fails what was in flight, tells leases and watches (which
 // resume by themselves) and is reopened by the next call.
 //
+// With several endpoints (the nodes of a cluster) a connection is opened to the first that
+// accepts, in order from the one in use; a connection that breaks, or a call that gets no reply
+// in time, moves the next connection on to the following endpoint.
+//
 // Everything below runs on the io thread except the constructor, the destructor and post().
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -17,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/detail/stream.hpp"
 #include "protocol/message.hpp"
@@ -45,14 +51,19 @@ class Listener {
 class Core {
  public:
   using StreamFactory = std::function<std::shared_ptr<Stream>(asio::io_context&)>;
-  // `address` names the daemon in messages (a socket path or a URL).
-  Core(std::string address, StreamFactory make_stream, milliseconds timeout);
+  struct Endpoint {
+    std::string address;  // names the daemon in messages (a socket path or a URL)
+    StreamFactory make_stream;
+  };
+  // REQUIRES: at least one endpoint.
+  Core(std::vector<Endpoint> endpoints, milliseconds timeout);
   ~Core();  // REQUIRES: not called on the io thread
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 
   asio::io_context& io() { return io_; }
-  const std::string& address() const { return address_; }
+  // The endpoint in use (or tried next).
+  const std::string& address() const { return endpoints_[current_].address; }
   milliseconds timeout() const { return timeout_; }
   bool on_io_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
@@ -87,9 +98,10 @@ class Core {
   void on_line(std::string line);
   void disconnect(std::string reason);
   void finish(std::uint64_t id, Result<Message> result);
+  void move_on();  // the next connection goes to the next endpoint
 
-  std::string address_;
-  StreamFactory make_stream_;
+  const std::vector<Endpoint> endpoints_;
+  std::atomic<std::size_t> current_{0};
   milliseconds timeout_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;

@@ -1,10 +1,6 @@
 // Two real tenured nodes on one real etcd: they split the slots, and when one is killed the
 // other takes its slots over within the lease TTL and a second, with the leases granted through
 // the dead node held until their own deadlines and its connection-bound ones released.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <cstdio>
 
@@ -12,6 +8,7 @@
 #include "storage/etcd_client.hpp"
 #include "tests/e2e/e2e.hpp"
 #include "tests/support/etcd_process.hpp"
+#include "tests/support/free_port.hpp"
 
 using namespace e2e;
 using namespace tenure;
@@ -20,24 +17,12 @@ namespace {
 
 constexpr auto kTtl = 2s;  // --cluster-lease-ttl
 
-// A loopback port free now (the node binds it a moment later).
-unsigned short free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof address;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
 std::vector<std::string> node_args(const test::EtcdCluster& etcd, const std::string& id) {
-  return {
-      "--cluster",           "etcd", "--etcd-endpoints", etcd.endpoints(),
-      "--node-id",           id,     "--peer-listen",    "127.0.0.1:" + std::to_string(free_port()),
-      "--cluster-lease-ttl", "2s"};
+  return {"--cluster",           "etcd",
+          "--etcd-endpoints",    etcd.endpoints(),
+          "--node-id",           id,
+          "--peer-listen",       "127.0.0.1:" + std::to_string(test::free_port()),
+          "--cluster-lease-ttl", "2s"};
 }
 
 std::uint64_t slots_owned(const Daemon& node) {

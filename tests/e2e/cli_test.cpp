@@ -113,6 +113,29 @@ TEST_CASE("tenure exits 1 and names the socket when tenured is unreachable", "[e
   CHECK_FALSE(r.err.empty());
 }
 
+TEST_CASE("tenure --socket takes a cluster's sockets and uses the first that accepts",
+          "[e2e][cli]") {
+  Daemon d;
+  TempDir t;
+  std::string dead = t.path() + "/dead.sock", other = t.path() + "/other.sock";
+  ProcessResult r = cli(d, {"--socket", dead + "," + d.socket_path(), "acquire", "k"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  r = cli(d, {"--socket", d.socket_path() + "," + dead, "get", "k"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  // None accepts: each is named.
+  r = cli(d, {"--socket", dead + "," + other, "ping"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(dead) != std::string::npos);
+  CHECK(r.err.find(other) != std::string::npos);
+  r = cli(d, {"--socket", dead + ",", "ping"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("empty socket path") != std::string::npos);
+}
+
 TEST_CASE("tenure without a socket of its own names the per-user and the system one",
           "[e2e][cli]") {
   if (std::filesystem::exists("/run/tenure/tenured.sock")) {

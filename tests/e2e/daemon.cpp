@@ -279,6 +279,11 @@ std::string Daemon::log_path(int run) const {
 std::string Daemon::log() const { return run_ ? read_file(log_path(run_)) : std::string(); }
 
 void Daemon::start(std::chrono::milliseconds ready_timeout) {
+  spawn();
+  wait_ready(ready_timeout);
+}
+
+void Daemon::spawn() {
   if (pid_ > 0) throw std::logic_error("tenured already running");
   ++run_;
   std::string log = log_path(run_);
@@ -288,7 +293,10 @@ void Daemon::start(std::chrono::milliseconds ready_timeout) {
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) exec_child(argv(), env, log, log, "", parent);
   pid_ = pid;
+}
 
+void Daemon::wait_ready(std::chrono::milliseconds ready_timeout) {
+  std::string log = log_path(run_);
   auto deadline = Clock::now() + ready_timeout;
   std::string last_error;
   for (;;) {

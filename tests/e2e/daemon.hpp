@@ -81,6 +81,9 @@ class Daemon {
   // Starts tenured and waits until its socket accepts a connection. Throws with its log if it
   // exits first or is not ready within the timeout.
   void start(std::chrono::milliseconds ready_timeout = std::chrono::milliseconds(30000));
+  // start() in two halves, so that several daemons can come up together.
+  void spawn();
+  void wait_ready(std::chrono::milliseconds ready_timeout = std::chrono::milliseconds(30000));
   // SIGTERM and wait; returns how it ended. Throws (after SIGKILL) if it does not exit in time.
   ProcessResult terminate(std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
   // SIGKILL and reap.

@@ -16,6 +16,7 @@
 
 #include "tests/e2e/e2e.hpp"
 #include "tests/e2e/ws_client.hpp"
+#include "tests/support/free_port.hpp"
 
 extern char** environ;
 
@@ -56,19 +57,6 @@ class NotifySocket {
   std::string path_;
   int fd_ = -1;
 };
-
-// A loopback TCP port that was free a moment ago.
-unsigned short free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 // Sets environment variables for the daemons this test starts, and unsets them after.
 class ScopedEnv {
@@ -124,7 +112,7 @@ TEST_CASE("systemd-socket-activate starts tenured on the first connection to its
   std::string socket = dir.path() + "/tenured.sock";
   std::string data = dir.path() + "/data";
   std::string log = dir.path() + "/log";
-  unsigned short port = free_port();
+  unsigned short port = tenure::test::free_port();
   // --ws-listen off: the web listener is the one passed in, whatever the flag says.
   std::vector<std::string> args{
       activate,       "-l",         socket, "-l",          "127.0.0.1:" + std::to_string(port),

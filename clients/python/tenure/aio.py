@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import math
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from . import types as t
 from . import websocket as ws
@@ -28,6 +28,13 @@ from .transport import connect_problem
 
 def _ms(value: Duration | None) -> int | None:
     return None if value is None else to_ms(value)
+
+
+def _opener(endpoint: str, token: str | None, timeout: float) -> Callable[[], Any]:
+    """Opens a stream to a ws:// URL or a socket path (a coroutine)."""
+    if endpoint.startswith("ws://"):
+        return lambda: _WebSocketStream.open(endpoint, token, timeout)
+    return lambda: _UnixStream.open(endpoint, timeout)
 
 
 _CLOSED = object()
@@ -201,23 +208,32 @@ class _Connection:
 
 class Client:
     """tenure.Client on asyncio. Connects on `async with` or `await connect()` (or the first
-    call); a lost connection is reopened by the next call."""
+    call); a lost connection is reopened by the next call, with `endpoints` on the next one."""
 
     def __init__(self, socket: str | None = None, *, url: str | None = None,
                  token: str | None = None, timeout: float = 10.0,
-                 owner: str | None = None) -> None:
-        if url is not None:
-            self.address = url
-            self._open = lambda: _WebSocketStream.open(url, token, timeout)
+                 owner: str | None = None, endpoints: Sequence[str] | None = None) -> None:
+        if endpoints:
+            if socket is not None or url is not None:
+                raise ValueError("tenure.aio.Client takes endpoints, or a socket or url, not both")
+            self._endpoints = [(e, _opener(e, token, timeout)) for e in endpoints]
+        elif url is not None:
+            self._endpoints = [(url, _opener(url, token, timeout))]
         else:
-            self.address, also = choose_socket(socket)
-            self._open = lambda: _UnixStream.open(self.address, timeout, also)
+            path, also = choose_socket(socket)
+            self._endpoints = [(path, lambda: _UnixStream.open(path, timeout, also))]
+        self._current = 0
         self.timeout = timeout
         self.owner = owner or new_owner()
         self._ids = itertools.count(1)
         self._conn: _Connection | None = None
         self._connecting = asyncio.Lock()
         self.closed = False
+
+    @property
+    def address(self) -> str:
+        """The endpoint in use (or tried next)."""
+        return self._endpoints[self._current][0]
 
     async def connect(self) -> "Client":
         await self._connection()
@@ -228,14 +244,35 @@ class Client:
             if self.closed:
                 raise TenureError("this tenure.aio.Client is closed")
             if self._conn is None or self._conn.closed:
+                if self._conn is not None:
+                    self._move_on()  # it broke: the next endpoint first
                 self._conn = _Connection(await self._open())
             return self._conn
+
+    def _move_on(self) -> None:
+        self._current = (self._current + 1) % len(self._endpoints)
+
+    async def _open(self):
+        problems = []
+        for _ in self._endpoints:
+            try:
+                return await self._endpoints[self._current][1]()
+            except Unavailable as e:
+                problems.append(str(e))
+                self._move_on()
+        raise Unavailable("; ".join(problems))
 
     async def _call(self, op: str, *, conn: _Connection | None = None,
                     extra_timeout: float = 0.0, on_reply=None, **fields: Any) -> Any:
         conn = conn or await self._connection()
         body = wire.request(op, next(self._ids), **fields)
-        return wire.result(op, await conn.call(body, self.timeout + extra_timeout, on_reply))
+        try:
+            reply = await conn.call(body, self.timeout + extra_timeout, on_reply)
+        except Timeout:
+            if len(self._endpoints) > 1:
+                conn.close()  # a daemon that stalls is as good as gone when another can answer
+            raise
+        return wire.result(op, reply)
 
     async def close(self) -> None:
         self.closed = True

@@ -9,7 +9,7 @@ import queue
 import threading
 import time
 from datetime import timedelta
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from . import types as t
 from . import wire
@@ -22,6 +22,13 @@ from .transport import UnixTransport, WebSocketTransport
 
 def _ms(value: Duration | None) -> int | None:
     return None if value is None else to_ms(value)
+
+
+def _opener(endpoint: str, token: str | None, timeout: float) -> Callable[[], Any]:
+    """Opens a transport to a ws:// URL or a socket path."""
+    if endpoint.startswith("ws://"):
+        return lambda: WebSocketTransport(endpoint, token, timeout)
+    return lambda: UnixTransport(endpoint, timeout)
 
 
 class _Slot:
@@ -152,18 +159,24 @@ class _Connection:
 class Client:
     """A connection to tenured: over its Unix socket (`socket`, else $TENURE_SOCKET, else the
     per-user default socket, else the system service's, as the CLI resolves it), or over
-    WebSocket (`url`, with the bearer `token` for mutations).
+    WebSocket (`url`, with the bearer `token` for mutations), or to the first of several
+    `endpoints` that answers (socket paths and ws:// URLs: the nodes of a cluster; a broken
+    connection, or a call without a reply in time, sends the next call to the next one).
     Thread-safe; a lost connection is reopened by the next call."""
 
     def __init__(self, socket: str | None = None, *, url: str | None = None,
                  token: str | None = None, timeout: float = 10.0,
-                 owner: str | None = None) -> None:
-        if url is not None:
-            self.address = url
-            self._open = lambda: WebSocketTransport(url, token, timeout)
+                 owner: str | None = None, endpoints: Sequence[str] | None = None) -> None:
+        if endpoints:
+            if socket is not None or url is not None:
+                raise ValueError("tenure.Client takes endpoints, or a socket or url, not both")
+            self._endpoints = [(e, _opener(e, token, timeout)) for e in endpoints]
+        elif url is not None:
+            self._endpoints = [(url, _opener(url, token, timeout))]
         else:
-            self.address, also = choose_socket(socket)
-            self._open = lambda: UnixTransport(self.address, timeout, also)
+            path, also = choose_socket(socket)
+            self._endpoints = [(path, lambda: UnixTransport(path, timeout, also))]
+        self._current = 0
         self.timeout = timeout
         self.owner = owner or new_owner()  # this client's default owner
         self._ids = itertools.count(1)
@@ -172,6 +185,11 @@ class Client:
         self._closed = False
         self._connection()
 
+    @property
+    def address(self) -> str:
+        """The endpoint in use (or tried next)."""
+        return self._endpoints[self._current][0]
+
     # -- connection --------------------------------------------------------------------------
 
     def _connection(self) -> _Connection:
@@ -179,14 +197,35 @@ class Client:
             if self._closed:
                 raise TenureError("this tenure.Client is closed")
             if self._conn is None or self._conn.closed.is_set():
+                if self._conn is not None:
+                    self._move_on()  # it broke: the next endpoint first
                 self._conn = _Connection(self._open())
             return self._conn
+
+    def _move_on(self) -> None:
+        self._current = (self._current + 1) % len(self._endpoints)
+
+    def _open(self):
+        problems = []
+        for _ in self._endpoints:
+            try:
+                return self._endpoints[self._current][1]()
+            except Unavailable as e:
+                problems.append(str(e))
+                self._move_on()
+        raise Unavailable("; ".join(problems))
 
     def _call(self, op: str, *, conn: _Connection | None = None, extra_timeout: float = 0.0,
               on_reply=None, **fields: Any) -> Any:
         conn = conn or self._connection()
         body = wire.request(op, next(self._ids), **fields)
-        return wire.result(op, conn.call(body, self.timeout + extra_timeout, on_reply))
+        try:
+            reply = conn.call(body, self.timeout + extra_timeout, on_reply)
+        except Timeout:
+            if len(self._endpoints) > 1:
+                conn.close()  # a daemon that stalls is as good as gone when another can answer
+            raise
+        return wire.result(op, reply)
 
     def close(self) -> None:
         with self._lock:
