@@ -111,7 +111,14 @@ Status Membership::ensure_cluster_keys() {
   return {};
 }
 
+void Membership::kept_alive(Clock::time_point sent) {
+  last_keepalive_ = sent;
+  next_keepalive_ = sent + options_.lease_ttl / 3;
+  lease_sure_until_.store((sent + options_.lease_ttl).time_since_epoch().count());
+}
+
 Status Membership::register_node() {
+  Clock::time_point sent = Clock::now();
   std::int64_t id = 0;
   auto ttl = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_ttl).count();
   if (Status status = etcd_.lease_grant(std::max<std::int64_t>(ttl, 1), id); !status.ok()) {
@@ -125,8 +132,7 @@ Status Membership::register_node() {
     return status;
   }
   lease_ = id;
-  last_keepalive_ = Clock::now();
-  next_keepalive_ = last_keepalive_ + options_.lease_ttl / 3;
+  kept_alive(sent);
   spdlog::info("cluster: node {} registered with etcd lease {:x}", options_.node_id, id);
   return {};
 }
@@ -189,8 +195,7 @@ void Membership::keep_alive(Clock::time_point now) {
   std::int64_t ttl = 0;
   Status status = etcd_.lease_keepalive(lease_, ttl);
   if (status.ok() && ttl > 0) {
-    last_keepalive_ = now;
-    next_keepalive_ = now + options_.lease_ttl / 3;
+    kept_alive(now);
     return;
   }
   if (status.ok()) {
@@ -368,7 +373,11 @@ void Membership::lose_everything(const char* why) {
 std::string Membership::owner(std::uint32_t slot) const {
   if (slot >= kSlots) return {};
   std::lock_guard lock(mutex_);
-  if (local_[slot]) return options_.node_id;
+  if (local_[slot]) {
+    // Ours only while etcd surely still holds our lease; else nobody's until the thread knows.
+    bool sure = Clock::now().time_since_epoch().count() < lease_sure_until_.load();
+    return sure ? options_.node_id : std::string();
+  }
   // Ours in etcd but not adopted yet, or not ours any more: nobody to route to for now.
   const std::string& node = slots_[slot].node;
   if (node == options_.node_id || !nodes_.contains(node)) return {};

@@ -6,6 +6,7 @@
 // another node is short it hands extras back. A claim's create revision goes into SlotClaims
 // (every ledger write compares it) before the engine recovers the slot (Handlers::adopt); a
 // claim found gone, or the lease lost, lets the slot go (Handlers::drop) before anything else.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -87,6 +88,8 @@ class Membership final : public ClusterView {
   Status ensure_cluster_keys();
   Status register_node();
   void keep_alive(std::chrono::steady_clock::time_point now);
+  // etcd renewed the lease on a request sent at `sent`.
+  void kept_alive(std::chrono::steady_clock::time_point sent);
   Status read_view(std::map<std::string, std::string>& nodes, std::vector<SlotView>& slots) const;
   void reconcile(const std::map<std::string, std::string>& nodes,
                  const std::vector<SlotView>& slots);
@@ -104,8 +107,12 @@ class Membership final : public ClusterView {
   const Handlers handlers_;
   std::string secret_;
 
-  std::int64_t lease_ = 0;  // 0: none (lost, or not granted yet)
-  std::chrono::steady_clock::time_point last_keepalive_{};
+  std::int64_t lease_ = 0;                                  // 0: none (lost, or not granted yet)
+  std::chrono::steady_clock::time_point last_keepalive_{};  // when the last one that worked left
+  // Until when etcd surely still holds the lease (last_keepalive_ + TTL, in steady clock ticks):
+  // past it, another node may own this node's slots, so owner() stops naming this node even
+  // before the thread finds out (a paused node resumes with its memory stale).
+  std::atomic<std::chrono::steady_clock::rep> lease_sure_until_{0};
   std::chrono::steady_clock::time_point next_keepalive_{};
 
   mutable std::mutex mutex_;  // guards everything below
