@@ -184,9 +184,8 @@ bool Engine::start(std::string& error) {
   std::size_t loaded = rows.size();
   std::size_t corrupt = 0;
   for (const auto& row : rows) corrupt += row.second.corrupt ? 1 : 0;
-  if (!impl_->recover(
-          std::move(rows), [](Shard&) {}, error))
-    return false;
+  auto nothing_first = [](Shard&) {};
+  if (!impl_->recover(std::move(rows), nothing_first, error)) return false;
   std::size_t compacted = 0;
   status = core.ledger->compact_history(core.clock.now(), compacted);
   if (!status.ok()) {
