@@ -484,6 +484,12 @@ Status EtcdClient::lease_revoke(std::int64_t id) {
   return status;
 }
 
+void EtcdClient::prefer(std::string_view endpoint) {
+  for (std::size_t i = 0; i < options_.endpoints.size(); ++i) {
+    if (options_.endpoints[i] == endpoint) preferred_.store(i);
+  }
+}
+
 void EtcdClient::stop_watch() {
   watch_stop_.store(true);
   std::lock_guard lock(watch_mutex_);
@@ -598,8 +604,6 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
               Status(errc::unreachable, options_.endpoints[index] + ": " + write_error.message());
           co_return;
         }
-        // The stream has no deadline (it may be quiet for long); `keep_going` is polled instead.
-        c.stream.expires_never();
         http::response_parser<http::empty_body> parser;
         parser.body_limit(boost::none);
         bool stop = false;
@@ -619,11 +623,17 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
             }
             co_return;
           }
-          if (parser.is_header_done() && parser.get().result_int() != 200) {
-            result = Status(errc::rejected,
-                            "etcd watch: HTTP " + std::to_string(parser.get().result_int()));
+          if (!parser.is_header_done()) continue;
+          unsigned status = parser.get().result_int();
+          if (status != 200) {
+            result = Status(
+                status >= 500 ? errc::unreachable : errc::rejected,
+                options_.endpoints[index] + ": watch answered HTTP " + std::to_string(status));
             co_return;
           }
+          // Once it answers, the stream has no deadline (it may be quiet for long):
+          // `keep_going` is polled instead.
+          c.stream.expires_never();
         }
       },
       [&](std::exception_ptr) {

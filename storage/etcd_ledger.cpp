@@ -450,6 +450,35 @@ void EtcdLedger::watch_loop() {
     std::lock_guard lock(mutex_);
     return watch_stopping_;
   };
+  // A stream can go quiet without an error (its member paused, or partitioned from the others).
+  // The writer says so when its own events do not come back; without writes, P/rev is read
+  // once a second and the stream is stalled if it stays behind for longer than the timeout.
+  auto checked = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> behind_since;
+  Revision behind = 0;  // a revision committed at behind_since and not delivered yet
+  auto stalled = [&] {
+    {
+      std::lock_guard lock(mutex_);
+      if (std::exchange(watch_stalled_, false)) return true;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (behind_since && delivered_.load() >= behind) behind_since.reset();
+    if (behind_since) {
+      if (now - *behind_since < options_.etcd.timeout) return false;
+      behind_since.reset();
+      return true;
+    }
+    if (now - checked < std::chrono::seconds(1)) return false;
+    checked = now;
+    KeyValue rev;
+    if (!client_->get(rev_key(), rev).ok()) return false;  // etcd is away: not the stream
+    auto value = parse_number(rev.value, 10);
+    if (value && *value > delivered_.load()) {
+      behind = *value;
+      behind_since = now;
+    }
+    return false;
+  };
   while (!stopping()) {
     Status status;
     if (!caught_up) {
@@ -486,13 +515,11 @@ void EtcdLedger::watch_loop() {
             deliver(events);
           },
           [&] {
-            std::lock_guard lock(mutex_);
-            if (watch_stalled_) {
-              watch_stalled_ = false;
-              caught_up = false;
-              return false;
-            }
-            return !watch_stopping_;
+            if (!stalled()) return !stopping();
+            // Its member may be paused: reopen it where the writer's calls succeed.
+            caught_up = false;
+            watch_client_->prefer(client_->current_endpoint());
+            return false;
           });
     }
     if (!status.ok()) {

@@ -389,3 +389,67 @@ TEST_CASE("the ledger keeps committing when an etcd member dies", "[etcd_ledger]
   CHECK(ledger->revision() == 6);  // the watch moved to a live member too
   CHECK(ledger->client().current_endpoint() != etcd.endpoint(used));
 }
+
+TEST_CASE("a write to a paused etcd member is refused, and writes resume elsewhere",
+          "[etcd_ledger]") {
+  test::EtcdCluster etcd(3);
+  auto options = options_for(etcd);
+  options.etcd.timeout = std::chrono::milliseconds(1000);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  claim(probe, options.prefix, 4, claims);
+  auto ledger = open(options, claims);
+  SinkLog log;
+  ledger->set_event_sink(log.sink());
+  REQUIRE(commit(*ledger, {acquire(key_in(4, 0), 1)}).ok);
+  REQUIRE(ledger->client().current_endpoint() == etcd.endpoint(0));
+
+  // Sent, never answered: it may still commit when the member wakes, so it is not acknowledged.
+  etcd.stop(0);
+  auto lost = commit(*ledger, {acquire(key_in(4, 1), 1)});
+  CHECK_FALSE(lost.ok);
+  CHECK_FALSE(ledger->healthy());
+  CHECK(ledger->last_error().find("after the request was sent") != std::string::npos);
+
+  // Once the refusal is settled it reads P/rev elsewhere and takes writes again.
+  wait_for([&] { return ledger->healthy(); });
+  REQUIRE(ledger->healthy());
+  auto next = commit(*ledger, {acquire(key_in(4, 2), 1)});
+  REQUIRE(next.ok);
+  CHECK(next.revisions == std::vector<Revision>{2});
+  etcd.cont(0);
+  auto after = commit(*ledger, {acquire(key_in(4, 3), 1)});
+  REQUIRE(after.ok);
+  // The events the sink saw have no gap, whatever became of the unanswered write.
+  wait_for([&] { return ledger->revision() == after.revisions[0]; });
+  auto seen = log.seen();
+  REQUIRE(!seen.empty());
+  for (std::size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == i + 1);
+  CHECK(seen.back() == after.revisions[0]);
+}
+
+TEST_CASE("a node that only watches notices a silent stream and moves it", "[etcd_ledger]") {
+  test::EtcdCluster etcd(3);
+  auto options = options_for(etcd);
+  options.etcd.timeout = std::chrono::milliseconds(1000);
+  storage::SlotClaims none, claims;
+  auto watcher = open(options, none);  // its calls and its watch go to member 0
+  SinkLog log;
+  watcher->set_event_sink(log.sink());
+  auto writer_options = options;
+  writer_options.etcd.endpoints = {etcd.endpoint(1), etcd.endpoint(2)};
+  storage::EtcdClient probe(writer_options.etcd);
+  claim(probe, options.prefix, 8, claims);
+  auto writer = open(writer_options, claims);
+
+  REQUIRE(commit(*writer, {acquire(key_in(8, 0), 1)}).ok);
+  wait_for([&] { return watcher->revision() == 1; });
+  REQUIRE(watcher->revision() == 1);
+  etcd.stop(0);
+  REQUIRE(commit(*writer, {acquire(key_in(8, 1), 1)}).ok);
+  REQUIRE(commit(*writer, {acquire(key_in(8, 2), 1)}).ok);
+  wait_for([&] { return watcher->revision() == 3; });
+  CHECK(watcher->revision() == 3);
+  CHECK(log.seen() == std::vector<Revision>{1, 2, 3});
+  etcd.cont(0);
+}
