@@ -34,7 +34,11 @@ std::string successor(std::string_view key) { return std::string(key) + '\0'; }
 }  // namespace
 
 EtcdLedger::EtcdLedger(const EtcdLedgerOptions& options, SlotClaims& claims)
-    : options_(options), claims_(claims), prefix_(options.prefix) {
+    : options_(options),
+      claims_(claims),
+      prefix_(options.prefix),
+      max_txn_ops_(options.max_txn_ops),
+      max_txn_bytes_(options.max_txn_bytes) {
   while (prefix_.ends_with('/')) prefix_.pop_back();
   client_ = std::make_unique<EtcdClient>(options.etcd);
   watch_client_ = std::make_unique<EtcdClient>(options.etcd);
@@ -89,7 +93,6 @@ Status EtcdLedger::resync() {
     last_ = *value;
     rev_mod_ = result.kvs[0].mod_revision;
   }
-  in_sync_ = true;
   start_etcd_revision_ = result.revision;
   return {};
 }
@@ -224,7 +227,7 @@ void EtcdLedger::run() {
         const Pending& p = queue_[taken];
         entries += p.entries + p.claims.size();
         bytes += p.bytes;
-        if (taken > 0 && (entries > options_.max_txn_ops || bytes > options_.max_txn_bytes)) break;
+        if (taken > 0 && (entries > max_txn_ops_ || bytes > max_txn_bytes_)) break;
         ++taken;
       }
       batch.assign(std::make_move_iterator(queue_.begin()),
@@ -322,11 +325,28 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
 
     EtcdTxnResult result;
     Status status = client_->txn(txn, result);
+    bool too_big = status.code() == errc::rejected &&
+                   (status.message().find("too many operations") != std::string::npos ||
+                    status.message().find("too large") != std::string::npos);
+    if (too_big && batch.size() > 1) {
+      // etcd runs with lower limits than we were told: half now, the rest first in line.
+      max_txn_ops_ = std::max<std::size_t>(1, std::min(max_txn_ops_, txn.success_ops() / 2));
+      max_txn_bytes_ = std::max<std::size_t>(1, std::min(max_txn_bytes_, txn.bytes() / 2));
+      spdlog::warn("cluster ledger: {}; transactions now take at most {} writes", status.message(),
+                   max_txn_ops_);
+      auto half = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
+      {
+        std::lock_guard lock(mutex_);
+        queue_.insert(queue_.begin(), std::make_move_iterator(half),
+                      std::make_move_iterator(batch.end()));
+      }
+      batch.erase(half, batch.end());
+      continue;
+    }
     if (!status.ok()) {
       // Maybe committed, maybe not: the engine reads its keys back before writing them again.
       fail(status);
       healthy_.store(false);
-      in_sync_ = false;
       refuse(batch);
       return;
     }
@@ -385,7 +405,6 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
       // Neither explains the failure: read everything again before writing.
       fail(Status(errc::uncertain, "an etcd transaction failed its compare for no known reason"));
       healthy_.store(false);
-      in_sync_ = false;
       refuse(batch);
     }
     if (!refused.empty()) refuse(refused);

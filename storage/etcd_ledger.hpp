@@ -137,7 +137,8 @@ class EtcdLedger final : public LedgerStore {
   // Writer thread only.
   Revision last_ = 0;         // P/rev's value as last seen
   std::int64_t rev_mod_ = 0;  // and its mod revision (0: absent)
-  bool in_sync_ = false;      // last_ and rev_mod_ are known (false after an uncertain write)
+  std::size_t max_txn_ops_;   // lowered when etcd refuses a transaction as too large
+  std::size_t max_txn_bytes_;
 
   std::int64_t start_etcd_revision_ = 0;  // the watch starts after it
   std::atomic<std::int64_t> unsettled_{0};

@@ -364,6 +364,14 @@ TEST_CASE("reads return what was committed", "[etcd_ledger]") {
   CHECK(events[0].type == EventType::released);
   CHECK(events[0].key == key);
 
+  // Ended tenures past the age limit go; the live one is the row's and stays.
+  std::size_t dropped = 0;
+  REQUIRE(ledger->compact_history(kNow + options.history_max_age + 1'000, dropped).ok());
+  CHECK(dropped == 3);
+  REQUIRE(ledger->history(key, 0, 10, records, more).ok());
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].token == 6);
+
   CHECK(ledger->backup("/nonexistent").code() == storage::errc::rejected);
 }
 
@@ -452,4 +460,33 @@ TEST_CASE("a node that only watches notices a silent stream and moves it", "[etc
   CHECK(watcher->revision() == 3);
   CHECK(log.seen() == std::vector<Revision>{1, 2, 3});
   etcd.cont(0);
+}
+
+TEST_CASE("a batch larger than etcd takes is split, not refused", "[etcd_ledger]") {
+  test::EtcdCluster etcd(1, {"--max-txn-ops", "128"});  // etcd's default
+  auto options = options_for(etcd);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) claim(probe, options.prefix, slot, claims);
+  auto ledger = open(options, claims);
+  std::mutex mutex;
+  std::size_t ok = 0, refused = 0;
+  for (int g = 0; g < 40; ++g) {
+    std::vector<WriteOp> ops;
+    for (int i = 0; i < 4; ++i) ops.push_back(acquire("big/" + std::to_string(g * 4 + i), 1));
+    ledger->submit(std::move(ops), [&](bool committed, std::vector<WriteOp>& written) {
+      std::lock_guard lock(mutex);
+      (committed ? ok : refused) += written.size();
+      if (!committed) {
+        for (std::size_t i = 0; i < written.size(); ++i) ledger->refusal_settled();
+      }
+    });
+  }
+  ledger->flush();
+  CHECK(refused == 0);
+  CHECK(ok == 160);
+  CHECK(ledger->stats().max_batch <= 64);
+  std::vector<Event> events;
+  REQUIRE(ledger->events_from(1, 1000, events).ok());
+  CHECK(events.size() == 160);
 }

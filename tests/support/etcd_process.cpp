@@ -76,7 +76,8 @@ std::string http_get(unsigned short port, const std::string& path, Clock::time_p
 
 }  // namespace
 
-EtcdCluster::EtcdCluster(int members) {
+EtcdCluster::EtcdCluster(int members, std::vector<std::string> extra_args)
+    : extra_args_(std::move(extra_args)) {
   for (int i = 0; i < members; ++i) {
     Member m;
     m.name = "m" + std::to_string(i + 1);
@@ -142,6 +143,7 @@ void EtcdCluster::spawn(int i) {
                                    "10000",
                                    "--max-request-bytes",
                                    "8388608"};
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   std::string log_path = dir_.str(m.name + ".log");
   pid_t parent = ::getpid();
   pid_t pid = ::fork();

@@ -16,7 +16,8 @@ namespace tenure::test {
 
 class EtcdCluster {
  public:
-  explicit EtcdCluster(int members = 3);
+  // `extra_args` go after the defaults (a flag given twice: the last one counts).
+  explicit EtcdCluster(int members = 3, std::vector<std::string> extra_args = {});
   ~EtcdCluster();
   EtcdCluster(const EtcdCluster&) = delete;
   EtcdCluster& operator=(const EtcdCluster&) = delete;
@@ -54,6 +55,7 @@ class EtcdCluster {
   TempDir dir_;
   std::vector<Member> members_;
   std::string initial_cluster_;
+  std::vector<std::string> extra_args_;
 };
 
 }  // namespace tenure::test
