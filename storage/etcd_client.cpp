@@ -17,6 +17,7 @@
 #include <charconv>
 
 #include "core/base64.hpp"
+#include "storage/etcd_json.hpp"
 
 namespace tenure::storage {
 
@@ -30,15 +31,6 @@ namespace {
 
 // Ranges of a whole slot or a page of events can be large; anything beyond is not etcd.
 constexpr std::uint64_t kMaxResponse = 256u << 20;
-
-// The gateway writes int64 fields as JSON strings and leaves proto3 defaults (0, false, "") out.
-std::int64_t int64_field(simdjson::dom::element object, std::string_view name) {
-  std::string_view text;
-  if (object[name].get(text)) return 0;
-  std::int64_t value = 0;
-  std::from_chars(text.data(), text.data() + text.size(), value);
-  return value;
-}
 
 bool bool_field(simdjson::dom::element object, std::string_view name) {
   bool value = false;
