@@ -93,7 +93,7 @@ Status EtcdLedger::resync() {
     last_ = *value;
     rev_mod_ = result.kvs[0].mod_revision;
   }
-  start_etcd_revision_ = result.revision;
+  etcd_revision_read_ = result.revision;
   return {};
 }
 
@@ -101,6 +101,7 @@ Status EtcdLedger::start() {
   Status status = resync();
   if (!status.ok()) return status;
   delivered_.store(last_);
+  start_etcd_revision_ = etcd_revision_read_;
   // The oldest event kept (older ones were trimmed); the next one if there is none.
   RangeRequest first;
   first.key = event_key(0);
@@ -161,7 +162,7 @@ void EtcdLedger::submit(std::vector<WriteOp> ops, CommitDone done) {
 void EtcdLedger::flush() {
   std::unique_lock lock(mutex_);
   std::uint64_t target = submitted_;
-  drained_.wait(lock, [&] { return finished_ >= target || !writer_.joinable(); });
+  drained_.wait(lock, [&] { return finished_ >= target || writer_done_; });
 }
 
 void EtcdLedger::stop() {
@@ -179,7 +180,6 @@ void EtcdLedger::stop() {
   watch_client_->stop_watch();
   delivered_cv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
-  drained_.notify_all();
 }
 
 WriterStats EtcdLedger::stats() const {
@@ -252,6 +252,9 @@ void EtcdLedger::run() {
     }
     if (!batch.empty()) commit(batch);
   }
+  std::lock_guard lock(mutex_);
+  writer_done_ = true;
+  drained_.notify_all();
 }
 
 void EtcdLedger::commit(std::vector<Pending>& batch) {
@@ -440,23 +443,24 @@ void EtcdLedger::deliver(std::vector<Event>& events) {
 Status EtcdLedger::catch_up(std::int64_t& etcd_revision) {
   std::vector<Event> events;
   etcd_revision = 0;
+  RangeRequest request;
+  request.key = event_key(delivered_.load() + 1);
+  request.range_end = prefix_end(prefix_ + "/events/");
+  request.limit = kPage;
   for (;;) {
-    RangeRequest request;
-    request.key = event_key(delivered_.load() + 1);
-    request.range_end = prefix_end(prefix_ + "/events/");
-    request.limit = kPage;
-    request.revision = etcd_revision;
     RangeResult result;
     Status status = client_->range(request, result);
     if (!status.ok()) return status;
     if (etcd_revision == 0) etcd_revision = result.revision;
+    request.revision = etcd_revision;  // every page as of the first
+    if (!result.kvs.empty()) request.key = successor(result.kvs.back().key);
     for (KeyValue& kv : result.kvs) {
       auto revision = parse_number(std::string_view(kv.key).substr(kv.key.size() - 16), 16);
       if (!revision) continue;
       if (auto event = decode_event(kv.value, *revision)) events.push_back(std::move(*event));
     }
     deliver(events);
-    if (!result.more) return {};
+    if (!result.more || result.kvs.empty()) return {};
   }
 }
 

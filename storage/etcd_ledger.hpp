@@ -126,6 +126,7 @@ class EtcdLedger final : public LedgerStore {
   std::uint64_t submitted_ = 0;
   std::uint64_t finished_ = 0;
   bool stopping_ = false;
+  bool writer_done_ = false;
   EventSink sink_;
   WriterStats stats_;
   std::string last_error_;
@@ -140,7 +141,8 @@ class EtcdLedger final : public LedgerStore {
   std::size_t max_txn_ops_;   // lowered when etcd refuses a transaction as too large
   std::size_t max_txn_bytes_;
 
-  std::int64_t start_etcd_revision_ = 0;  // the watch starts after it
+  std::int64_t etcd_revision_read_ = 0;   // when resync() read P/rev
+  std::int64_t start_etcd_revision_ = 0;  // the watch starts after it (set before it starts)
   std::atomic<std::int64_t> unsettled_{0};
   std::atomic<bool> healthy_{true};
   std::atomic<Revision> delivered_{0};

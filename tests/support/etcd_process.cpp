@@ -12,7 +12,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -174,7 +176,28 @@ void EtcdCluster::kill(int i) {
 }
 
 void EtcdCluster::stop(int i) {
-  if (running(i)) ::kill(members_.at(i).pid, SIGSTOP);
+  if (!running(i)) return;
+  pid_t pid = members_.at(i).pid;
+  ::kill(pid, SIGSTOP);
+  // The signal stops each thread when it next runs: wait until all of them have, so that
+  // nothing the test sends after this is served.
+  auto deadline = Clock::now() + std::chrono::seconds(2);
+  auto all_stopped = [&] {
+    std::error_code ec;
+    for (auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+      std::ifstream in(task.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      auto paren = stat.rfind(')');
+      if (paren == std::string::npos || paren + 2 >= stat.size()) continue;
+      char state = stat[paren + 2];
+      if (state != 'T' && state != 't') return false;
+    }
+    return !ec;
+  };
+  while (!all_stopped() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void EtcdCluster::cont(int i) {

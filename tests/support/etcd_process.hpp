@@ -32,7 +32,7 @@ class EtcdCluster {
 
   // kill -9 and reap; restart() brings it back on the same ports and data dir.
   void kill(int i);
-  void stop(int i);  // SIGSTOP: alive, silent
+  void stop(int i);  // SIGSTOP, and waits until every thread is stopped: alive, silent
   void cont(int i);  // SIGCONT
   void restart(int i);
 
