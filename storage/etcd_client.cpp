@@ -522,12 +522,14 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
   const Endpoint& where = parsed_[index];
   Connection c(index);
   Status result;
-  std::string lines;  // the stream's bytes not yet parsed (a JSON object per line)
+  std::string lines;         // the stream's bytes not yet parsed (a JSON object per line)
+  std::size_t searched = 0;  // lines[0, searched) has no newline: a long line is scanned once
   std::vector<WatchEvent> events;
   // Parses every complete line; false (with `result` set) when the stream must end.
   auto consume = [&]() {
     std::size_t start = 0;
-    for (std::size_t end; (end = lines.find('\n', start)) != std::string::npos; start = end + 1) {
+    for (std::size_t end; (end = lines.find('\n', std::max(start, searched))) != std::string::npos;
+         start = end + 1) {
       std::string_view line(lines.data() + start, end - start);
       simdjson::dom::element parsed, response;
       if (c.json.parse(line.data(), line.size()).get(parsed)) {
@@ -573,6 +575,7 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
       }
     }
     lines.erase(0, start);
+    searched = lines.size();
     return true;
   };
 
