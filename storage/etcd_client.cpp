@@ -17,6 +17,7 @@
 #include <charconv>
 
 #include "core/base64.hpp"
+#include "storage/etcd_json.hpp"
 
 namespace tenure::storage {
 
@@ -30,15 +31,6 @@ namespace {
 
 // Ranges of a whole slot or a page of events can be large; anything beyond is not etcd.
 constexpr std::uint64_t kMaxResponse = 256u << 20;
-
-// The gateway writes int64 fields as JSON strings and leaves proto3 defaults (0, false, "") out.
-std::int64_t int64_field(simdjson::dom::element object, std::string_view name) {
-  std::string_view text;
-  if (object[name].get(text)) return 0;
-  std::int64_t value = 0;
-  std::from_chars(text.data(), text.data() + text.size(), value);
-  return value;
-}
 
 bool bool_field(simdjson::dom::element object, std::string_view name) {
   bool value = false;
@@ -484,6 +476,12 @@ Status EtcdClient::lease_revoke(std::int64_t id) {
   return status;
 }
 
+void EtcdClient::prefer(std::string_view endpoint) {
+  for (std::size_t i = 0; i < options_.endpoints.size(); ++i) {
+    if (options_.endpoints[i] == endpoint) preferred_.store(i);
+  }
+}
+
 void EtcdClient::stop_watch() {
   watch_stop_.store(true);
   std::lock_guard lock(watch_mutex_);
@@ -524,12 +522,14 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
   const Endpoint& where = parsed_[index];
   Connection c(index);
   Status result;
-  std::string lines;  // the stream's bytes not yet parsed (a JSON object per line)
+  std::string lines;         // the stream's bytes not yet parsed (a JSON object per line)
+  std::size_t searched = 0;  // lines[0, searched) has no newline: a long line is scanned once
   std::vector<WatchEvent> events;
   // Parses every complete line; false (with `result` set) when the stream must end.
   auto consume = [&]() {
     std::size_t start = 0;
-    for (std::size_t end; (end = lines.find('\n', start)) != std::string::npos; start = end + 1) {
+    for (std::size_t end; (end = lines.find('\n', std::max(start, searched))) != std::string::npos;
+         start = end + 1) {
       std::string_view line(lines.data() + start, end - start);
       simdjson::dom::element parsed, response;
       if (c.json.parse(line.data(), line.size()).get(parsed)) {
@@ -575,6 +575,7 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
       }
     }
     lines.erase(0, start);
+    searched = lines.size();
     return true;
   };
 
@@ -598,8 +599,6 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
               Status(errc::unreachable, options_.endpoints[index] + ": " + write_error.message());
           co_return;
         }
-        // The stream has no deadline (it may be quiet for long); `keep_going` is polled instead.
-        c.stream.expires_never();
         http::response_parser<http::empty_body> parser;
         parser.body_limit(boost::none);
         bool stop = false;
@@ -619,11 +618,17 @@ Status EtcdClient::watch_once(std::size_t index, const std::string& body,
             }
             co_return;
           }
-          if (parser.is_header_done() && parser.get().result_int() != 200) {
-            result = Status(errc::rejected,
-                            "etcd watch: HTTP " + std::to_string(parser.get().result_int()));
+          if (!parser.is_header_done()) continue;
+          unsigned status = parser.get().result_int();
+          if (status != 200) {
+            result = Status(
+                status >= 500 ? errc::unreachable : errc::rejected,
+                options_.endpoints[index] + ": watch answered HTTP " + std::to_string(status));
             co_return;
           }
+          // Once it answers, the stream has no deadline (it may be quiet for long):
+          // `keep_going` is polled instead.
+          c.stream.expires_never();
         }
       },
       [&](std::exception_ptr) {

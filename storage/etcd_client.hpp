@@ -123,8 +123,9 @@ class EtcdClient {
   void stop_watch();
 
   const std::vector<std::string>& endpoints() const { return options_.endpoints; }
-  // The endpoint calls go to first (the last that answered).
+  // The endpoint calls go to first (the last that answered), and a way to change it.
   std::string current_endpoint() const;
+  void prefer(std::string_view endpoint);
 
  private:
   struct Connection;

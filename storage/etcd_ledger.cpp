@@ -34,7 +34,11 @@ std::string successor(std::string_view key) { return std::string(key) + '\0'; }
 }  // namespace
 
 EtcdLedger::EtcdLedger(const EtcdLedgerOptions& options, SlotClaims& claims)
-    : options_(options), claims_(claims), prefix_(options.prefix) {
+    : options_(options),
+      claims_(claims),
+      prefix_(options.prefix),
+      max_txn_ops_(options.max_txn_ops),
+      max_txn_bytes_(options.max_txn_bytes) {
   while (prefix_.ends_with('/')) prefix_.pop_back();
   client_ = std::make_unique<EtcdClient>(options.etcd);
   watch_client_ = std::make_unique<EtcdClient>(options.etcd);
@@ -89,8 +93,7 @@ Status EtcdLedger::resync() {
     last_ = *value;
     rev_mod_ = result.kvs[0].mod_revision;
   }
-  in_sync_ = true;
-  start_etcd_revision_ = result.revision;
+  etcd_revision_read_ = result.revision;
   return {};
 }
 
@@ -98,6 +101,7 @@ Status EtcdLedger::start() {
   Status status = resync();
   if (!status.ok()) return status;
   delivered_.store(last_);
+  start_etcd_revision_ = etcd_revision_read_;
   // The oldest event kept (older ones were trimmed); the next one if there is none.
   RangeRequest first;
   first.key = event_key(0);
@@ -158,7 +162,7 @@ void EtcdLedger::submit(std::vector<WriteOp> ops, CommitDone done) {
 void EtcdLedger::flush() {
   std::unique_lock lock(mutex_);
   std::uint64_t target = submitted_;
-  drained_.wait(lock, [&] { return finished_ >= target || !writer_.joinable(); });
+  drained_.wait(lock, [&] { return finished_ >= target || writer_done_; });
 }
 
 void EtcdLedger::stop() {
@@ -176,7 +180,6 @@ void EtcdLedger::stop() {
   watch_client_->stop_watch();
   delivered_cv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
-  drained_.notify_all();
 }
 
 WriterStats EtcdLedger::stats() const {
@@ -224,7 +227,7 @@ void EtcdLedger::run() {
         const Pending& p = queue_[taken];
         entries += p.entries + p.claims.size();
         bytes += p.bytes;
-        if (taken > 0 && (entries > options_.max_txn_ops || bytes > options_.max_txn_bytes)) break;
+        if (taken > 0 && (entries > max_txn_ops_ || bytes > max_txn_bytes_)) break;
         ++taken;
       }
       batch.assign(std::make_move_iterator(queue_.begin()),
@@ -249,6 +252,9 @@ void EtcdLedger::run() {
     }
     if (!batch.empty()) commit(batch);
   }
+  std::lock_guard lock(mutex_);
+  writer_done_ = true;
+  drained_.notify_all();
 }
 
 void EtcdLedger::commit(std::vector<Pending>& batch) {
@@ -322,11 +328,28 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
 
     EtcdTxnResult result;
     Status status = client_->txn(txn, result);
+    bool too_big = status.code() == errc::rejected &&
+                   (status.message().find("too many operations") != std::string::npos ||
+                    status.message().find("too large") != std::string::npos);
+    if (too_big && batch.size() > 1) {
+      // etcd runs with lower limits than we were told: half now, the rest first in line.
+      max_txn_ops_ = std::max<std::size_t>(1, std::min(max_txn_ops_, txn.success_ops() / 2));
+      max_txn_bytes_ = std::max<std::size_t>(1, std::min(max_txn_bytes_, txn.bytes() / 2));
+      spdlog::warn("cluster ledger: {}; transactions now take at most {} writes", status.message(),
+                   max_txn_ops_);
+      auto half = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
+      {
+        std::lock_guard lock(mutex_);
+        queue_.insert(queue_.begin(), std::make_move_iterator(half),
+                      std::make_move_iterator(batch.end()));
+      }
+      batch.erase(half, batch.end());
+      continue;
+    }
     if (!status.ok()) {
       // Maybe committed, maybe not: the engine reads its keys back before writing them again.
       fail(status);
       healthy_.store(false);
-      in_sync_ = false;
       refuse(batch);
       return;
     }
@@ -385,7 +408,6 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
       // Neither explains the failure: read everything again before writing.
       fail(Status(errc::uncertain, "an etcd transaction failed its compare for no known reason"));
       healthy_.store(false);
-      in_sync_ = false;
       refuse(batch);
     }
     if (!refused.empty()) refuse(refused);
@@ -421,23 +443,24 @@ void EtcdLedger::deliver(std::vector<Event>& events) {
 Status EtcdLedger::catch_up(std::int64_t& etcd_revision) {
   std::vector<Event> events;
   etcd_revision = 0;
+  RangeRequest request;
+  request.key = event_key(delivered_.load() + 1);
+  request.range_end = prefix_end(prefix_ + "/events/");
+  request.limit = kPage;
   for (;;) {
-    RangeRequest request;
-    request.key = event_key(delivered_.load() + 1);
-    request.range_end = prefix_end(prefix_ + "/events/");
-    request.limit = kPage;
-    request.revision = etcd_revision;
     RangeResult result;
     Status status = client_->range(request, result);
     if (!status.ok()) return status;
     if (etcd_revision == 0) etcd_revision = result.revision;
+    request.revision = etcd_revision;  // every page as of the first
+    if (!result.kvs.empty()) request.key = successor(result.kvs.back().key);
     for (KeyValue& kv : result.kvs) {
       auto revision = parse_number(std::string_view(kv.key).substr(kv.key.size() - 16), 16);
       if (!revision) continue;
       if (auto event = decode_event(kv.value, *revision)) events.push_back(std::move(*event));
     }
     deliver(events);
-    if (!result.more) return {};
+    if (!result.more || result.kvs.empty()) return {};
   }
 }
 
@@ -449,6 +472,35 @@ void EtcdLedger::watch_loop() {
   auto stopping = [&] {
     std::lock_guard lock(mutex_);
     return watch_stopping_;
+  };
+  // A stream can go quiet without an error (its member paused, or partitioned from the others).
+  // The writer says so when its own events do not come back; without writes, P/rev is read
+  // once a second and the stream is stalled if it stays behind for longer than the timeout.
+  auto checked = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> behind_since;
+  Revision behind = 0;  // a revision committed at behind_since and not delivered yet
+  auto stalled = [&] {
+    {
+      std::lock_guard lock(mutex_);
+      if (std::exchange(watch_stalled_, false)) return true;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (behind_since && delivered_.load() >= behind) behind_since.reset();
+    if (behind_since) {
+      if (now - *behind_since < options_.etcd.timeout) return false;
+      behind_since.reset();
+      return true;
+    }
+    if (now - checked < std::chrono::seconds(1)) return false;
+    checked = now;
+    KeyValue rev;
+    if (!client_->get(rev_key(), rev).ok()) return false;  // etcd is away: not the stream
+    auto value = parse_number(rev.value, 10);
+    if (value && *value > delivered_.load()) {
+      behind = *value;
+      behind_since = now;
+    }
+    return false;
   };
   while (!stopping()) {
     Status status;
@@ -486,13 +538,11 @@ void EtcdLedger::watch_loop() {
             deliver(events);
           },
           [&] {
-            std::lock_guard lock(mutex_);
-            if (watch_stalled_) {
-              watch_stalled_ = false;
-              caught_up = false;
-              return false;
-            }
-            return !watch_stopping_;
+            if (!stalled()) return !stopping();
+            // Its member may be paused: reopen it where the writer's calls succeed.
+            caught_up = false;
+            watch_client_->prefer(client_->current_endpoint());
+            return false;
           });
     }
     if (!status.ok()) {

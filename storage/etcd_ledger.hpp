@@ -126,6 +126,7 @@ class EtcdLedger final : public LedgerStore {
   std::uint64_t submitted_ = 0;
   std::uint64_t finished_ = 0;
   bool stopping_ = false;
+  bool writer_done_ = false;
   EventSink sink_;
   WriterStats stats_;
   std::string last_error_;
@@ -137,9 +138,11 @@ class EtcdLedger final : public LedgerStore {
   // Writer thread only.
   Revision last_ = 0;         // P/rev's value as last seen
   std::int64_t rev_mod_ = 0;  // and its mod revision (0: absent)
-  bool in_sync_ = false;      // last_ and rev_mod_ are known (false after an uncertain write)
+  std::size_t max_txn_ops_;   // lowered when etcd refuses a transaction as too large
+  std::size_t max_txn_bytes_;
 
-  std::int64_t start_etcd_revision_ = 0;  // the watch starts after it
+  std::int64_t etcd_revision_read_ = 0;   // when resync() read P/rev
+  std::int64_t start_etcd_revision_ = 0;  // the watch starts after it (set before it starts)
   std::atomic<std::int64_t> unsettled_{0};
   std::atomic<bool> healthy_{true};
   std::atomic<Revision> delivered_{0};

@@ -8,13 +8,13 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
-#include <charconv>
 #include <deque>
 #include <stdexcept>
 #include <vector>
 
 #include "bench/load/pipelined_stream.hpp"
 #include "core/base64.hpp"
+#include "storage/etcd_json.hpp"
 
 namespace tenure::bench {
 
@@ -22,16 +22,9 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-namespace {
+using storage::int64_field;
 
-// The gateway writes int64 fields as JSON strings; absent (proto3 default) reads as 0.
-std::int64_t int64_field(simdjson::dom::element object, std::string_view name) {
-  std::string_view text;
-  if (object[name].get(text)) return 0;
-  std::int64_t v = 0;
-  std::from_chars(text.data(), text.data() + text.size(), v);
-  return v;
-}
+namespace {
 
 // A failed call: the gateway's gRPC error message, or what went wrong on our side.
 struct Failure {

@@ -364,6 +364,14 @@ TEST_CASE("reads return what was committed", "[etcd_ledger]") {
   CHECK(events[0].type == EventType::released);
   CHECK(events[0].key == key);
 
+  // Ended tenures past the age limit go; the live one is the row's and stays.
+  std::size_t dropped = 0;
+  REQUIRE(ledger->compact_history(kNow + options.history_max_age + 1'000, dropped).ok());
+  CHECK(dropped == 3);
+  REQUIRE(ledger->history(key, 0, 10, records, more).ok());
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].token == 6);
+
   CHECK(ledger->backup("/nonexistent").code() == storage::errc::rejected);
 }
 
@@ -388,4 +396,103 @@ TEST_CASE("the ledger keeps committing when an etcd member dies", "[etcd_ledger]
   wait_for([&] { return ledger->revision() == 6; });
   CHECK(ledger->revision() == 6);  // the watch moved to a live member too
   CHECK(ledger->client().current_endpoint() != etcd.endpoint(used));
+}
+
+TEST_CASE("a write to a paused etcd member is refused, and writes resume elsewhere",
+          "[etcd_ledger]") {
+  test::EtcdCluster etcd(3);
+  auto options = options_for(etcd);
+  options.etcd.timeout = std::chrono::milliseconds(1000);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  claim(probe, options.prefix, 4, claims);
+  auto ledger = open(options, claims);
+  SinkLog log;
+  ledger->set_event_sink(log.sink());
+  REQUIRE(commit(*ledger, {acquire(key_in(4, 0), 1)}).ok);
+  REQUIRE(ledger->client().current_endpoint() == etcd.endpoint(0));
+
+  // Sent, never answered: it may still commit when the member wakes, so it is not acknowledged.
+  etcd.stop(0);
+  auto lost = commit(*ledger, {acquire(key_in(4, 1), 1)});
+  CHECK_FALSE(lost.ok);
+  CHECK_FALSE(ledger->healthy());
+  CHECK(ledger->last_error().find("after the request was sent") != std::string::npos);
+
+  // Once the refusal is settled it reads P/rev elsewhere and takes writes again.
+  wait_for([&] { return ledger->healthy(); });
+  REQUIRE(ledger->healthy());
+  auto next = commit(*ledger, {acquire(key_in(4, 2), 1)});
+  REQUIRE(next.ok);
+  CHECK(next.revisions == std::vector<Revision>{2});
+  etcd.cont(0);
+  auto after = commit(*ledger, {acquire(key_in(4, 3), 1)});
+  REQUIRE(after.ok);
+  // The events the sink saw have no gap, whatever became of the unanswered write.
+  wait_for([&] { return ledger->revision() == after.revisions[0]; });
+  auto seen = log.seen();
+  REQUIRE(!seen.empty());
+  for (std::size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == i + 1);
+  CHECK(seen.back() == after.revisions[0]);
+}
+
+TEST_CASE("a node that only watches notices a silent stream and moves it", "[etcd_ledger]") {
+  test::EtcdCluster etcd(3);
+  auto options = options_for(etcd);
+  options.etcd.timeout = std::chrono::milliseconds(1000);
+  storage::SlotClaims none, claims;
+  auto watcher = open(options, none);  // its calls and its watch go to member 0
+  SinkLog log;
+  watcher->set_event_sink(log.sink());
+  auto writer_options = options;
+  writer_options.etcd.endpoints = {etcd.endpoint(1), etcd.endpoint(2)};
+  storage::EtcdClient probe(writer_options.etcd);
+  claim(probe, options.prefix, 8, claims);
+  auto writer = open(writer_options, claims);
+
+  REQUIRE(commit(*writer, {acquire(key_in(8, 0), 1)}).ok);
+  wait_for([&] { return watcher->revision() == 1; });
+  REQUIRE(watcher->revision() == 1);
+  etcd.stop(0);
+  // If member 0 led, the others elect a leader first: a write may be refused meanwhile.
+  for (int i = 1; i <= 2; ++i) {
+    wait_for([&] { return writer->healthy() && commit(*writer, {acquire(key_in(8, i), 1)}).ok; });
+  }
+  Revision last = writer->revision();
+  CHECK(last >= 3);
+  wait_for([&] { return watcher->revision() == last; });
+  CHECK(watcher->revision() == last);
+  std::vector<Revision> expected;
+  for (Revision r = 1; r <= last; ++r) expected.push_back(r);
+  CHECK(log.seen() == expected);
+  etcd.cont(0);
+}
+
+TEST_CASE("a batch larger than etcd takes is split, not refused", "[etcd_ledger]") {
+  test::EtcdCluster etcd(1, {"--max-txn-ops", "128"});  // etcd's default
+  auto options = options_for(etcd);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) claim(probe, options.prefix, slot, claims);
+  auto ledger = open(options, claims);
+  std::mutex mutex;
+  std::size_t ok = 0, refused = 0;
+  for (int g = 0; g < 40; ++g) {
+    std::vector<WriteOp> ops;
+    for (int i = 0; i < 4; ++i) ops.push_back(acquire("big/" + std::to_string(g * 4 + i), 1));
+    ledger->submit(std::move(ops), [&](bool committed, std::vector<WriteOp>& written) {
+      std::lock_guard lock(mutex);
+      (committed ? ok : refused) += written.size();
+      if (!committed) {
+        for (std::size_t i = 0; i < written.size(); ++i) ledger->refusal_settled();
+      }
+    });
+  }
+  ledger->flush();
+  CHECK(refused == 0);
+  CHECK(ok == 160);
+  CHECK(ledger->stats().max_batch <= 64);
+  std::vector<Event> events;
+  REQUIRE(ledger->events_from(1, 1000, events).ok());
+  CHECK(events.size() == 160);
 }

@@ -12,7 +12,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -76,7 +78,8 @@ std::string http_get(unsigned short port, const std::string& path, Clock::time_p
 
 }  // namespace
 
-EtcdCluster::EtcdCluster(int members) {
+EtcdCluster::EtcdCluster(int members, std::vector<std::string> extra_args)
+    : extra_args_(std::move(extra_args)) {
   for (int i = 0; i < members; ++i) {
     Member m;
     m.name = "m" + std::to_string(i + 1);
@@ -142,6 +145,7 @@ void EtcdCluster::spawn(int i) {
                                    "10000",
                                    "--max-request-bytes",
                                    "8388608"};
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   std::string log_path = dir_.str(m.name + ".log");
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -172,7 +176,28 @@ void EtcdCluster::kill(int i) {
 }
 
 void EtcdCluster::stop(int i) {
-  if (running(i)) ::kill(members_.at(i).pid, SIGSTOP);
+  if (!running(i)) return;
+  pid_t pid = members_.at(i).pid;
+  ::kill(pid, SIGSTOP);
+  // The signal stops each thread when it next runs: wait until all of them have, so that
+  // nothing the test sends after this is served.
+  auto deadline = Clock::now() + std::chrono::seconds(2);
+  auto all_stopped = [&] {
+    std::error_code ec;
+    for (auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+      std::ifstream in(task.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      auto paren = stat.rfind(')');
+      if (paren == std::string::npos || paren + 2 >= stat.size()) continue;
+      char state = stat[paren + 2];
+      if (state != 'T' && state != 't') return false;
+    }
+    return !ec;
+  };
+  while (!all_stopped() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void EtcdCluster::cont(int i) {

@@ -16,7 +16,8 @@ namespace tenure::test {
 
 class EtcdCluster {
  public:
-  explicit EtcdCluster(int members = 3);
+  // `extra_args` go after the defaults (a flag given twice: the last one counts).
+  explicit EtcdCluster(int members = 3, std::vector<std::string> extra_args = {});
   ~EtcdCluster();
   EtcdCluster(const EtcdCluster&) = delete;
   EtcdCluster& operator=(const EtcdCluster&) = delete;
@@ -31,7 +32,7 @@ class EtcdCluster {
 
   // kill -9 and reap; restart() brings it back on the same ports and data dir.
   void kill(int i);
-  void stop(int i);  // SIGSTOP: alive, silent
+  void stop(int i);  // SIGSTOP, and waits until every thread is stopped: alive, silent
   void cont(int i);  // SIGCONT
   void restart(int i);
 
@@ -54,6 +55,7 @@ class EtcdCluster {
   TempDir dir_;
   std::vector<Member> members_;
   std::string initial_cluster_;
+  std::vector<std::string> extra_args_;
 };
 
 }  // namespace tenure::test
