@@ -133,6 +133,9 @@ Status Membership::register_node() {
   }
   lease_ = id;
   kept_alive(sent);
+  // Nodes started together see each other before the first claims, instead of the first one
+  // taking every slot and handing most of them back.
+  claims_from_ = Clock::now() + 2 * options_.poll;
   spdlog::info("cluster: node {} registered with etcd lease {:x}", options_.node_id, id);
   return {};
 }
@@ -273,8 +276,9 @@ void Membership::reconcile(const std::map<std::string, std::string>& nodes,
               std::lower_bound(free.begin(), free.end(), static_cast<std::uint32_t>(start)),
               free.end());
   std::size_t claimed = 0;
+  bool just_joined = Clock::now() < claims_from_;
   for (std::uint32_t slot : free) {
-    if (mine >= target) break;
+    if (just_joined || mine >= target) break;
     // Taking many slots over takes a while: the lease must not lapse meanwhile.
     if (Clock::time_point now = Clock::now(); now >= next_keepalive_) keep_alive(now);
     if (lease_ == 0) return;
@@ -284,7 +288,7 @@ void Membership::reconcile(const std::map<std::string, std::string>& nodes,
     spdlog::info("cluster: took {} slots over, now {} of {} with {} nodes", claimed, mine, kSlots,
                  live);
   }
-  if (mine <= target || !free.empty()) return;
+  if (just_joined || mine <= target || !free.empty()) return;
   // More than our share while every slot is taken: another node is short, hand extras back.
   bool someone_short = std::any_of(nodes.begin(), nodes.end(), [&](const auto& node) {
     return node.first != options_.node_id && owned_by[node.first] < target - 1;

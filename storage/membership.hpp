@@ -114,6 +114,7 @@ class Membership final : public ClusterView {
   // before the thread finds out (a paused node resumes with its memory stale).
   std::atomic<std::chrono::steady_clock::rep> lease_sure_until_{0};
   std::chrono::steady_clock::time_point next_keepalive_{};
+  std::chrono::steady_clock::time_point claims_from_{};  // no claim before (just registered)
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;
