@@ -67,14 +67,17 @@ TEST_CASE("a client leaves a daemon that stops answering for the next endpoint",
 }
 
 TEST_CASE("a lease renews through the next endpoint", "[client]") {
-  // Two paths to one daemon (a symlink): the lease outlives the connection it was taken on.
+  // Two paths to one daemon (symlinks); the first is gone when it comes back: the lease
+  // outlives the connection it was taken on, renewed through the other path.
   e2e::Daemon d;
-  std::string other = d.root() + "/other.sock";
+  std::string first = d.root() + "/first.sock", other = d.root() + "/other.sock";
+  REQUIRE(::symlink(d.socket_path().c_str(), first.c_str()) == 0);
   REQUIRE(::symlink(d.socket_path().c_str(), other.c_str()) == 0);
-  auto c = tenure::Client::connect({.endpoints = {d.socket_path(), other}});
+  auto c = tenure::Client::connect({.endpoints = {first, other}});
   REQUIRE(c);
   auto lease = c->acquire_lease("pr/9", {.ttl = 3s});
   REQUIRE(lease);
+  REQUIRE(::unlink(first.c_str()) == 0);
   d.restart_after_crash();
   CHECK(eventually([&] { return bool(lease->renew()); }, 2s));
   CHECK_FALSE(lease->lost());

@@ -243,9 +243,10 @@ class Client:
         async with self._connecting:
             if self.closed:
                 raise TenureError("this tenure.aio.Client is closed")
-            if self._conn is None or self._conn.closed:
-                if self._conn is not None:
-                    self._move_on()  # it broke: the next endpoint first
+            if self._conn is not None and self._conn.closed:
+                self._conn = None
+                self._move_on()  # it broke: the next endpoint first (once, not per retry)
+            if self._conn is None:
                 self._conn = _Connection(await self._open())
             return self._conn
 

@@ -99,6 +99,10 @@ class _Connection:
     def close(self) -> None:
         self.transport.close()
 
+    def abandon(self, reason: str) -> None:
+        """Ends the connection now (not when the reader notices): the next call opens another."""
+        self._fail(reason)
+
     def _read(self) -> None:
         reason = f"lost the connection to tenured at {self.transport.name}"
         try:
@@ -141,6 +145,8 @@ class _Connection:
 
     def _fail(self, reason: str) -> None:
         with self._lock:
+            if self.closed.is_set():
+                return  # abandoned before the reader saw the end
             self.close_reason = reason
             self.closed.set()
             pending, self._pending = self._pending, {}
@@ -196,9 +202,10 @@ class Client:
         with self._lock:
             if self._closed:
                 raise TenureError("this tenure.Client is closed")
-            if self._conn is None or self._conn.closed.is_set():
-                if self._conn is not None:
-                    self._move_on()  # it broke: the next endpoint first
+            if self._conn is not None and self._conn.closed.is_set():
+                self._conn = None
+                self._move_on()  # it broke: the next endpoint first (once, not per retry)
+            if self._conn is None:
                 self._conn = _Connection(self._open())
             return self._conn
 
@@ -221,9 +228,9 @@ class Client:
         body = wire.request(op, next(self._ids), **fields)
         try:
             reply = conn.call(body, self.timeout + extra_timeout, on_reply)
-        except Timeout:
+        except Timeout as e:
             if len(self._endpoints) > 1:
-                conn.close()  # a daemon that stalls is as good as gone when another can answer
+                conn.abandon(str(e))  # a daemon that stalls is as good as gone when another answers
             raise
         return wire.result(op, reply)
 

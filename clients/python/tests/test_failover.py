@@ -76,11 +76,14 @@ def test_a_stalled_daemon_is_left_for_the_next(two):
 
 
 def test_a_lease_renews_through_the_next_endpoint(daemon):
-    # Two paths to one daemon (a symlink): the lease outlives the connection it was taken on.
-    other = str(daemon.dir / "other.sock")
+    # Two paths to one daemon (symlinks); the first is gone when it comes back: the lease
+    # outlives the connection it was taken on, renewed through the other path.
+    first, other = str(daemon.dir / "first.sock"), str(daemon.dir / "other.sock")
+    os.symlink(daemon.socket, first)
     os.symlink(daemon.socket, other)
-    with tenure.Client(endpoints=[daemon.socket, other]) as c:
+    with tenure.Client(endpoints=[first, other]) as c:
         with c.lease("pr/9", ttl="3s") as lease:
+            os.unlink(first)
             daemon.proc.kill()
             daemon.proc.wait()
             daemon.start()
