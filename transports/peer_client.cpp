@@ -10,7 +10,9 @@
 #include <boost/asio/write.hpp>
 #include <vector>
 
+#include "transports/line_buffer.hpp"
 #include "transports/listen_address.hpp"
+#include "transports/park.hpp"
 #include "transports/peer_wire.hpp"
 #include "transports/task_failure.hpp"
 
@@ -25,7 +27,6 @@ namespace {
 constexpr auto kSweepEvery = std::chrono::milliseconds(100);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(1'000);
-constexpr std::size_t kReadChunk = 64 * 1024;
 
 }  // namespace
 
@@ -143,18 +144,14 @@ asio::awaitable<bool> PeerClient::connect() {
 }
 
 asio::awaitable<void> PeerClient::read_loop() {
-  std::string input;
-  std::vector<char> chunk(kReadChunk);
+  LineBuffer input(limits_.max_line);
   for (;;) {
-    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(chunk), as_tuple(use_awaitable));
+    auto [ec, n] = co_await socket_.async_read_some(input.space(), as_tuple(use_awaitable));
     if (ec) co_return;
-    input.append(chunk.data(), n);
-    std::size_t begin = 0;
-    for (std::size_t end; (end = input.find('\n', begin)) != std::string::npos; begin = end + 1) {
-      handle_line(std::string_view(input).substr(begin, end - begin));
-    }
-    input.erase(0, begin);
-    if (input.size() > limits_.max_line) {
+    if (!input.filled(n, [this](std::string_view line) {
+          handle_line(line);
+          return true;
+        })) {
       spdlog::error("node {} sent a line longer than {} bytes; closing the link", node_,
                     limits_.max_line);
       co_return;
@@ -183,10 +180,7 @@ void PeerClient::handle_line(std::string_view line) {
 asio::awaitable<void> PeerClient::write_loop() {
   while (!stopped_) {
     if (!connected_ || pending_.empty()) {
-      writer_idle_ = true;
-      wake_writer_.expires_at(asio::steady_timer::time_point::max());
-      co_await wake_writer_.async_wait(as_tuple(use_awaitable));
-      writer_idle_ = false;
+      co_await park(wake_writer_, writer_idle_);
       continue;
     }
     std::swap(pending_, outgoing_);

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "transports/acceptor.hpp"
+#include "transports/line_buffer.hpp"
 #include "transports/listen_address.hpp"
+#include "transports/park.hpp"
 #include "transports/peer_wire.hpp"
 #include "transports/reply_format.hpp"
 #include "transports/task_failure.hpp"
@@ -28,7 +30,6 @@ constexpr auto kHelloTimeout = std::chrono::seconds(5);
 constexpr std::size_t kViaAllowance = 1024;
 // Proxied connections per link; a request for one more is refused.
 constexpr std::size_t kMaxProxies = 65'536;
-constexpr std::size_t kReadChunk = 64 * 1024;
 
 // Constant time: the comparison must not tell how much of a guess was right.
 bool same_secret(std::string_view a, std::string_view b) {
@@ -108,36 +109,27 @@ void PeerSession::abort() {
 }
 
 asio::awaitable<void> PeerSession::read_loop() {
-  std::string input;
-  std::vector<char> chunk(kReadChunk);
-  const std::size_t max_line = context_.limits.max_frame + kViaAllowance;
+  LineBuffer input(context_.limits.max_frame + kViaAllowance);
   while (!closed_) {
     // Replies owed past the bound: read no more until the link takes them.
     if (unwritten_bytes() > context_.limits.max_output) {
-      reader_waits_ = true;
-      wake_reader_.expires_at(asio::steady_timer::time_point::max());
-      co_await wake_reader_.async_wait(as_tuple(use_awaitable));
-      reader_waits_ = false;
+      co_await park(wake_reader_, reader_waits_);
       continue;
     }
-    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(chunk), as_tuple(use_awaitable));
+    auto [ec, n] = co_await socket_.async_read_some(input.space(), as_tuple(use_awaitable));
     if (ec) break;
     Millis read_at = context_.engine.clock().now();
-    input.append(chunk.data(), n);
-    std::size_t begin = 0;
-    for (std::size_t end; !closed_ && (end = input.find('\n', begin)) != std::string::npos;
-         begin = end + 1) {
-      std::string_view line = std::string_view(input).substr(begin, end - begin);
-      if (!node_) {
-        if (!hello(line)) co_return close();
-        continue;
+    bool fits = input.filled(n, [&](std::string_view line) {
+      if (node_) {
+        handle_line(line, read_at);
+      } else if (!hello(line)) {
+        close();
       }
-      handle_line(line, read_at);
-    }
-    input.erase(0, begin);
-    if (input.size() > max_line) {
+      return !closed_;
+    });
+    if (!fits) {
       spdlog::error("node {} sent a line longer than {} bytes; closing the link",
-                    node_.value_or("?"), max_line);
+                    node_.value_or("?"), context_.limits.max_frame + kViaAllowance);
       break;
     }
   }
@@ -214,10 +206,7 @@ void PeerSession::settle() {
 asio::awaitable<void> PeerSession::write_loop() {
   while (!closed_) {
     if (pending_.empty()) {
-      writer_idle_ = true;
-      wake_writer_.expires_at(asio::steady_timer::time_point::max());
-      co_await wake_writer_.async_wait(as_tuple(use_awaitable));
-      writer_idle_ = false;
+      co_await park(wake_writer_, writer_idle_);
       continue;
     }
     std::swap(pending_, outgoing_);

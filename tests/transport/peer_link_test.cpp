@@ -60,7 +60,10 @@ class FakeView final : public ClusterView {
     return cluster_.nodes;
   }
   std::string secret() const override { return cluster_.secret; }
-  std::chrono::milliseconds claim_wait() const override { return cluster_.claim_wait; }
+  std::chrono::milliseconds claim_wait() const override {
+    std::lock_guard lock(cluster_.mutex);
+    return cluster_.claim_wait;
+  }
 
  private:
   FakeCluster& cluster_;
@@ -182,6 +185,17 @@ std::string forwarded(const std::string& body, std::uint64_t link_id) {
   return out;
 }
 
+// Nodes a and b, b owning every slot, and a client on each.
+struct TwoNodes {
+  TwoNodes() { cluster.own_all("b"); }
+
+  FakeCluster cluster;
+  Node a{cluster, "a"};
+  Node b{cluster, "b"};
+  LineClient on_a{a.socket()};
+  LineClient on_b{b.socket()};
+};
+
 }  // namespace
 
 TEST_CASE("a peer link with the cluster's secret is served; a wrong secret closes it", "[peer]") {
@@ -203,14 +217,8 @@ TEST_CASE("a peer link with the cluster's secret is served; a wrong secret close
   CHECK(bad.line().empty());
 }
 
-TEST_CASE("a forwarded request gets the owner's reply under the client's own id", "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  cluster.own_all("b");
-  LineClient on_a(a.socket());
-  LineClient on_b(b.socket());
-
+TEST_CASE_METHOD(TwoNodes, "a forwarded request gets the owner's reply under the client's own id",
+                 "[peer]") {
   on_a.send_line(R"({"id":"mine","op":"acquire","key":"k","owner":"o","ttl_ms":60000})");
   Json acquired = on_a.reply_with_id(R"("mine")");
   CHECK(acquired["status"] == "acquired");
@@ -227,13 +235,7 @@ TEST_CASE("a forwarded request gets the owner's reply under the client's own id"
   CHECK_FALSE(on_a.anonymous_reply().has("id"));
 }
 
-TEST_CASE("pipelined forwarded requests keep their order per key", "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  cluster.own_all("b");
-  LineClient on_a(a.socket());
-
+TEST_CASE_METHOD(TwoNodes, "pipelined forwarded requests keep their order per key", "[peer]") {
   std::string burst;
   constexpr int kRenews = 50;
   burst += R"({"id":0,"op":"acquire","key":"k","owner":"o1","ttl_ms":60000})"
@@ -260,14 +262,7 @@ TEST_CASE("pipelined forwarded requests keep their order per key", "[peer]") {
   CHECK(second["token"] == 2);
 }
 
-TEST_CASE("a lost notice for a proxied connection reaches its client", "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  cluster.own_all("b");
-  LineClient on_a(a.socket());
-  LineClient on_b(b.socket());
-
+TEST_CASE_METHOD(TwoNodes, "a lost notice for a proxied connection reaches its client", "[peer]") {
   REQUIRE(on_a.call(R"("op":"acquire","key":"k","owner":"o","ttl_ms":60000)")["status"] ==
           "acquired");
   // This test's uid runs the daemons, so it is an admin on b.
@@ -279,39 +274,25 @@ TEST_CASE("a lost notice for a proxied connection reaches its client", "[peer]")
   CHECK_FALSE(lost.has("via_conn"));
 }
 
-TEST_CASE("a connection-bound lease taken through another node ends with its connection",
-          "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  cluster.own_all("b");
-  LineClient on_b(b.socket());
-
-  SECTION("the client disconnects") {
-    LineClient on_a(a.socket());
-    REQUIRE(on_a.call(
-                R"("op":"acquire","key":"k","owner":"o","release_on_disconnect":true)")["status"] ==
-            "acquired");
-    on_a.close();
-    CHECK(becomes_free(on_b, "k", 5s));
-  }
-  SECTION("its node goes away") {
-    LineClient on_a(a.socket());
-    REQUIRE(on_a.call(
-                R"("op":"acquire","key":"k","owner":"o","release_on_disconnect":true)")["status"] ==
-            "acquired");
-    a.cut_links();
-    CHECK(becomes_free(on_b, "k", 5s));
-  }
+TEST_CASE_METHOD(TwoNodes,
+                 "a connection-bound lease taken through another node ends with its connection",
+                 "[peer]") {
+  REQUIRE(
+      on_a.call(R"("op":"acquire","key":"k","owner":"o","release_on_disconnect":true)")["status"] ==
+      "acquired");
+  SECTION("the client disconnects") { on_a.close(); }
+  SECTION("its node goes away") { a.cut_links(); }
+  CHECK(becomes_free(on_b, "k", 5s));
 }
 
-TEST_CASE("a request for a slot nobody owns waits for a claim, then is unavailable", "[peer]") {
-  FakeCluster cluster;
-  cluster.claim_wait = 500ms;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  LineClient on_a(a.socket());
-
+TEST_CASE_METHOD(TwoNodes,
+                 "a request for a slot nobody owns waits for a claim, then is unavailable",
+                 "[peer]") {
+  {
+    std::lock_guard lock(cluster.mutex);
+    cluster.claim_wait = 500ms;
+  }
+  cluster.own(slot_of("k"), "");
   auto id = on_a.send(R"("op":"acquire","key":"k","owner":"o")");
   std::this_thread::sleep_for(100ms);
   cluster.own(slot_of("k"), "b");
@@ -323,16 +304,11 @@ TEST_CASE("a request for a slot nobody owns waits for a claim, then is unavailab
   CHECK(refused["error"] == "unavailable");
 }
 
-TEST_CASE("keepalive renews the owner's leases on every node", "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
+TEST_CASE_METHOD(TwoNodes, "keepalive renews the owner's leases on every node", "[peer]") {
   std::string here = "k";
   std::string there = key_in_another_slot(here);
   cluster.own_all("a");
   cluster.own(slot_of(there), "b");
-  LineClient on_a(a.socket());
-
   for (const auto& key : {here, there}) {
     REQUIRE(on_a.call(R"("op":"acquire","owner":"o","ttl_ms":60000,"key":")" + key +
                       "\"")["status"] == "acquired");
