@@ -41,7 +41,8 @@ PeerClient::PeerClient(asio::io_context& io, const ClusterView& cluster, std::st
       wake_writer_(strand_),
       write_deadline_(strand_),
       sweep_timer_(strand_),
-      backoff_(strand_) {}
+      backoff_(strand_),
+      wake_run_(strand_) {}
 
 void PeerClient::start() {
   asio::co_spawn(
@@ -61,6 +62,7 @@ void PeerClient::stop() {
     self->wake_writer_.cancel();
     self->sweep_timer_.cancel();
     self->backoff_.cancel();
+    self->wake_run_.cancel();
     self->fail_all("this node is stopping");
   });
 }
@@ -82,6 +84,7 @@ void PeerClient::send(std::uint64_t link_id, std::string line, Steady::time_poin
     }
     if (done) {
       self->inflight_.emplace(link_id, InFlight{deadline, std::move(done)});
+      if (self->run_idle_) self->wake_run_.cancel();
     } else if (!self->connected_) {
       return;  // the owner ends a broken link's connections by itself
     }
@@ -93,6 +96,11 @@ void PeerClient::send(std::uint64_t link_id, std::string line, Steady::time_poin
 asio::awaitable<void> PeerClient::run() {
   auto backoff = kFirstBackoff;
   while (!stopped_) {
+    // Connects when there is something to send: a node that is gone is not called forever.
+    if (inflight_.empty()) {
+      co_await park(wake_run_, run_idle_);
+      continue;
+    }
     if (co_await connect()) {
       backoff = kFirstBackoff;
       std::string hello;

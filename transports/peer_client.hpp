@@ -1,6 +1,6 @@
 #pragma once
 // This node's end of the peer link to one other node of the cluster (docs/protocol.md, "Peer
-// link"): one TCP connection, made on first use and made again after it breaks, that carries the
+// link"): one TCP connection, made when there is a request to send (and kept), that carries the
 // requests forwarded to that node and brings back their replies and the `lost` notices of the
 // connections they came from. Requests are pipelined; those queued while a write is in flight go
 // out together in the next write. Every request has a deadline: one the owner has not answered by
@@ -78,9 +78,11 @@ class PeerClient : public std::enable_shared_from_this<PeerClient> {
   boost::asio::steady_timer write_deadline_;
   boost::asio::steady_timer sweep_timer_;
   boost::asio::steady_timer backoff_;
+  boost::asio::steady_timer wake_run_;  // run() parks on it while there is nothing to send
   bool stopped_ = false;
   bool connected_ = false;
   bool writer_idle_ = false;
+  bool run_idle_ = false;
   std::uint64_t epoch_ = 0;  // connections made so far
   std::string pending_;      // lines waiting for the next write
   std::string outgoing_;     // in the write in flight

@@ -19,6 +19,7 @@
 #include "tests/support/temp_dir.hpp"
 #include "transports/peer_session.hpp"
 #include "transports/peer_wire.hpp"
+#include "transports/request_parser.hpp"
 #include "transports/router.hpp"
 #include "transports/unix_server.hpp"
 
@@ -197,6 +198,29 @@ struct TwoNodes {
 };
 
 }  // namespace
+
+TEST_CASE("a forwarded line carries who asked and the link id, on one line", "[peer]") {
+  RequestParser parser;
+  std::string line = "{\"id\": \"x\",\n \"op\": \"get\",\n \"key\": \"k\"}";
+  REQUIRE(std::holds_alternative<RequestBody>(parser.parse(line).body));
+  std::string out;
+  format_forwarded(out, Via{"a", 7, 1000, true}, 9, line, parser.id_span());
+  CHECK(out.find('\n') == std::string::npos);
+
+  auto parsed = parse_forwarded(out);
+  auto* request = std::get_if<PeerRequest>(&parsed);
+  REQUIRE(request);
+  CHECK(request->via.node == "a");
+  CHECK(request->via.conn == 7);
+  CHECK(request->via.uid == 1000);
+  CHECK(request->via.admin);
+  CHECK_FALSE(request->disconnect);
+  ParsedRequest again = parser.parse(request->request);
+  CHECK(again.id == "9");
+  auto* body = std::get_if<RequestBody>(&again.body);
+  REQUIRE(body);
+  CHECK(std::get<GetRequest>(*body).key == "k");
+}
 
 TEST_CASE("a peer link with the cluster's secret is served; a wrong secret closes it", "[peer]") {
   FakeCluster cluster;
