@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <future>
 #include <vector>
 
 #include "transports/line_buffer.hpp"
@@ -31,12 +32,13 @@ constexpr auto kMaxBackoff = std::chrono::milliseconds(1'000);
 }  // namespace
 
 PeerClient::PeerClient(asio::io_context& io, const ClusterView& cluster, std::string node,
-                       PeerLimits limits, Deliver deliver)
+                       PeerLimits limits, Deliver deliver, std::function<void()> broken)
     : strand_(asio::make_strand(io)),
       cluster_(cluster),
       node_(std::move(node)),
       limits_(limits),
       deliver_(std::move(deliver)),
+      broken_(std::move(broken)),
       socket_(strand_),
       wake_writer_(strand_),
       write_deadline_(strand_),
@@ -56,15 +58,18 @@ void PeerClient::start() {
 }
 
 void PeerClient::stop() {
-  asio::post(strand_, [self = shared_from_this()] {
-    self->stopped_ = true;
-    self->break_link();
-    self->wake_writer_.cancel();
-    self->sweep_timer_.cancel();
-    self->backoff_.cancel();
-    self->wake_run_.cancel();
-    self->fail_all("this node is stopping");
+  std::promise<void> stopped;
+  asio::post(strand_, [this, &stopped] {
+    stopped_ = true;
+    break_link();
+    wake_writer_.cancel();
+    sweep_timer_.cancel();
+    backoff_.cancel();
+    wake_run_.cancel();
+    fail_all("this node is stopping");
+    stopped.set_value();
   });
+  stopped.get_future().wait();
 }
 
 void PeerClient::send(std::uint64_t link_id, std::string line, Steady::time_point deadline,
@@ -111,7 +116,11 @@ asio::awaitable<void> PeerClient::run() {
       connected_ = true;
       if (writer_idle_) wake_writer_.cancel();
       co_await read_loop();
-      if (!stopped_) spdlog::warn("the peer link to node {} broke; connecting again", node_);
+      if (!stopped_) {
+        spdlog::warn("the peer link to node {} broke", node_);
+        break_link();
+        broken_();
+      }
     }
     break_link();
     fail_all("the link to node " + node_ + " broke; retry");
@@ -168,6 +177,7 @@ asio::awaitable<void> PeerClient::read_loop() {
 }
 
 void PeerClient::handle_line(std::string_view line) {
+  if (stopped_) return;  // the router may be gone
   auto parsed = parse_link_line(line);
   if (!parsed) {
     spdlog::warn("node {} sent a line that is neither a reply nor a notice: {:.200}", node_, line);

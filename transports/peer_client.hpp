@@ -40,12 +40,16 @@ class PeerClient : public std::enable_shared_from_this<PeerClient> {
   // A message for this node's connection `conn`.
   using Deliver = std::function<void(ConnId conn, std::string message)>;
 
+  // `broken` is called when a link that was up breaks, before its requests are answered.
   PeerClient(boost::asio::io_context& io, const ClusterView& cluster, std::string node,
-             PeerLimits limits, Deliver deliver);
+             PeerLimits limits, Deliver deliver, std::function<void()> broken);
 
   const std::string& node() const { return node_; }
   void start();
-  // Answers what is in flight `unavailable` and closes the link for good. Any thread.
+  // Instead of start(): a link of a router that stopped, which answers everything `unavailable`.
+  void refuse_all() { stopped_ = true; }
+  // Answers what is in flight `unavailable` and closes the link for good; calls neither
+  // callback after. Blocks: call it from outside the io threads.
   void stop();
   // Sends a forwarded `line` (format_forwarded) with `link_id`; `done` is called once, on the
   // link's strand. A line that gets no reply (peer_disconnect) has no `done`: it is only written,
@@ -73,6 +77,7 @@ class PeerClient : public std::enable_shared_from_this<PeerClient> {
   const std::string node_;
   const PeerLimits limits_;
   Deliver deliver_;
+  std::function<void()> broken_;
   Socket socket_;
   boost::asio::steady_timer wake_writer_;
   boost::asio::steady_timer write_deadline_;

@@ -113,6 +113,8 @@ class Node {
   std::string peer_address() const { return "127.0.0.1:" + std::to_string(peer_port()); }
   // The node's links to the others close, as when it dies.
   void cut_links() { router_->stop(); }
+  // The links of the others to this node close.
+  void close_peer_listener() { peers_->stop(); }
 
  private:
   TempDir dir_;
@@ -306,6 +308,19 @@ TEST_CASE_METHOD(TwoNodes,
       "acquired");
   SECTION("the client disconnects") { on_a.close(); }
   SECTION("its node goes away") { a.cut_links(); }
+  CHECK(becomes_free(on_b, "k", 5s));
+}
+
+TEST_CASE_METHOD(TwoNodes, "a broken link closes the connections that bound leases over it",
+                 "[peer]") {
+  LineClient unbound(a.socket());
+  REQUIRE(
+      on_a.call(R"("op":"acquire","key":"k","owner":"o","release_on_disconnect":true)")["status"] ==
+      "acquired");
+  REQUIRE(unbound.call(R"("op":"acquire","key":"k2","owner":"o")")["status"] == "acquired");
+  b.close_peer_listener();
+  CHECK(on_a.wait_closed(5s));
+  CHECK(unbound.call(R"("op":"ping")")["status"] == "pong");
   CHECK(becomes_free(on_b, "k", 5s));
 }
 
