@@ -53,12 +53,10 @@ class ProxyConversation final : public Conversation {
 
   void start() { open(); }
   void serve(std::string_view line, Millis read_at) { handle_request(line, read_at); }
-  // Its client's connection ended, or the link did.
-  void end() {
-    ended_ = true;
-    disconnect();
-    link_.reset();
-  }
+  // Its client's connection ended (peer_disconnect), or the link did: what the connection bound
+  // goes. Replies to what it asked before still go back while the link lasts, as a closing
+  // client's do.
+  void end() { disconnect(); }
   bool proxied() const override { return true; }
   void drain() override {}
   void abort() override {}
@@ -67,15 +65,14 @@ class ProxyConversation final : public Conversation {
   void queue(MessageFormat format, const std::shared_ptr<Subscription>&) override {
     link_->queue(format, via_conn_);
   }
-  std::size_t unwritten_bytes() const override { return link_ ? link_->unwritten_bytes() : 0; }
-  bool ended() const override { return ended_ || link_->closed(); }
-  void settle() override {
-    if (!ended_) link_->settle();
-  }
+  std::size_t unwritten_bytes() const override { return link_->unwritten_bytes(); }
+  bool ended() const override { return link_->closed(); }
+  void settle() override { link_->settle(); }
 
+  // Held until the proxy goes, once its last reply is queued: the link's map of proxies lets go
+  // of it when its client's connection ends, or when the link closes.
   std::shared_ptr<PeerSession> link_;
   const ConnId via_conn_;
-  bool ended_ = false;
 };
 
 PeerSession::PeerSession(Socket socket, Strand strand, ServerContext& context,

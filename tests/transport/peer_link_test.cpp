@@ -288,6 +288,19 @@ TEST_CASE_METHOD(TwoNodes, "pipelined forwarded requests keep their order per ke
   CHECK(second["token"] == 2);
 }
 
+TEST_CASE_METHOD(TwoNodes, "a client that stops sending still gets every forwarded reply",
+                 "[peer]") {
+  constexpr int kRequests = 20;
+  std::string burst;
+  for (int i = 0; i < kRequests; ++i) {
+    burst += R"({"id":)" + std::to_string(i) + R"(,"op":"acquire","owner":"o","ttl_ms":60000,)" +
+             R"("key":"k)" + std::to_string(i) + "\"}\n";
+  }
+  REQUIRE(on_a.send_bytes(burst));
+  ::shutdown(on_a.fd(), SHUT_WR);
+  for (int i = 0; i < kRequests; ++i) CHECK(on_a.reply(i)["status"] == "acquired");
+}
+
 TEST_CASE_METHOD(TwoNodes, "a lost notice for a proxied connection reaches its client", "[peer]") {
   REQUIRE(on_a.call(R"("op":"acquire","key":"k","owner":"o","ttl_ms":60000)")["status"] ==
           "acquired");
