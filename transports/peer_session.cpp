@@ -15,6 +15,7 @@
 #include "transports/park.hpp"
 #include "transports/peer_wire.hpp"
 #include "transports/reply_format.hpp"
+#include "transports/request_parser.hpp"
 #include "transports/task_failure.hpp"
 
 namespace tenure {
@@ -169,10 +170,10 @@ void PeerSession::handle_line(std::string_view line, Millis read_at) {
   }
   if (found == proxies_.end()) {
     if (proxies_.size() >= kMaxProxies) {
-      std::size_t start = pending_.size();
-      format_error(pending_, {},
+      // The reply names the request's link id, so that it answers the request.
+      std::string_view id = thread_request_parser().parse(request.request).id;
+      format_error(pending_, id,
                    Error{errc::too_many_requests, "too many connections proxied over one link"});
-      tag_for_connection(pending_, start, request.via.conn);
       pending_.push_back('\n');
       settle();
       return;
