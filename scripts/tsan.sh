@@ -17,7 +17,7 @@ ninja -C "$build_dir" -j "${JOBS:-$(nproc)}" unit_binaries tenure_e2e
 # (see CMakeLists.txt), so its internal hand-overs are not taken for races.
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
 ignore_noninstrumented_modules=1 ${TSAN_OPTIONS:-}"
-regex="^(unit\.|transport$)"
+regex="^(unit\.|transport$|transport\.peer$)"
 [[ -n "$groups" ]] && regex="$regex|^e2e_(${groups// /|})$"
 # e2e_clock runs tenured under libfaketime's LD_PRELOAD, which is not for sanitized binaries; it
 # tests the wall-clock rules, not concurrency.

@@ -8,9 +8,12 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <future>
 #include <vector>
 
+#include "transports/line_buffer.hpp"
 #include "transports/listen_address.hpp"
+#include "transports/park.hpp"
 #include "transports/peer_wire.hpp"
 #include "transports/task_failure.hpp"
 
@@ -25,22 +28,23 @@ namespace {
 constexpr auto kSweepEvery = std::chrono::milliseconds(100);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(1'000);
-constexpr std::size_t kReadChunk = 64 * 1024;
 
 }  // namespace
 
 PeerClient::PeerClient(asio::io_context& io, const ClusterView& cluster, std::string node,
-                       PeerLimits limits, Deliver deliver)
+                       PeerLimits limits, Deliver deliver, std::function<void()> broken)
     : strand_(asio::make_strand(io)),
       cluster_(cluster),
       node_(std::move(node)),
       limits_(limits),
       deliver_(std::move(deliver)),
+      broken_(std::move(broken)),
       socket_(strand_),
       wake_writer_(strand_),
       write_deadline_(strand_),
       sweep_timer_(strand_),
-      backoff_(strand_) {}
+      backoff_(strand_),
+      wake_run_(strand_) {}
 
 void PeerClient::start() {
   asio::co_spawn(
@@ -54,14 +58,18 @@ void PeerClient::start() {
 }
 
 void PeerClient::stop() {
-  asio::post(strand_, [self = shared_from_this()] {
-    self->stopped_ = true;
-    self->break_link();
-    self->wake_writer_.cancel();
-    self->sweep_timer_.cancel();
-    self->backoff_.cancel();
-    self->fail_all("this node is stopping");
+  std::promise<void> stopped;
+  asio::post(strand_, [this, &stopped] {
+    stopped_ = true;
+    break_link();
+    wake_writer_.cancel();
+    sweep_timer_.cancel();
+    backoff_.cancel();
+    wake_run_.cancel();
+    fail_all("this node is stopping");
+    stopped.set_value();
   });
+  stopped.get_future().wait();
 }
 
 void PeerClient::send(std::uint64_t link_id, std::string line, Steady::time_point deadline,
@@ -81,6 +89,7 @@ void PeerClient::send(std::uint64_t link_id, std::string line, Steady::time_poin
     }
     if (done) {
       self->inflight_.emplace(link_id, InFlight{deadline, std::move(done)});
+      if (self->run_idle_) self->wake_run_.cancel();
     } else if (!self->connected_) {
       return;  // the owner ends a broken link's connections by itself
     }
@@ -92,6 +101,11 @@ void PeerClient::send(std::uint64_t link_id, std::string line, Steady::time_poin
 asio::awaitable<void> PeerClient::run() {
   auto backoff = kFirstBackoff;
   while (!stopped_) {
+    // Connects when there is something to send: a node that is gone is not called forever.
+    if (inflight_.empty()) {
+      co_await park(wake_run_, run_idle_);
+      continue;
+    }
     if (co_await connect()) {
       backoff = kFirstBackoff;
       std::string hello;
@@ -102,7 +116,11 @@ asio::awaitable<void> PeerClient::run() {
       connected_ = true;
       if (writer_idle_) wake_writer_.cancel();
       co_await read_loop();
-      if (!stopped_) spdlog::warn("the peer link to node {} broke; connecting again", node_);
+      if (!stopped_) {
+        spdlog::warn("the peer link to node {} broke", node_);
+        break_link();
+        broken_();
+      }
     }
     break_link();
     fail_all("the link to node " + node_ + " broke; retry");
@@ -143,18 +161,14 @@ asio::awaitable<bool> PeerClient::connect() {
 }
 
 asio::awaitable<void> PeerClient::read_loop() {
-  std::string input;
-  std::vector<char> chunk(kReadChunk);
+  LineBuffer input(limits_.max_line);
   for (;;) {
-    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(chunk), as_tuple(use_awaitable));
+    auto [ec, n] = co_await socket_.async_read_some(input.space(), as_tuple(use_awaitable));
     if (ec) co_return;
-    input.append(chunk.data(), n);
-    std::size_t begin = 0;
-    for (std::size_t end; (end = input.find('\n', begin)) != std::string::npos; begin = end + 1) {
-      handle_line(std::string_view(input).substr(begin, end - begin));
-    }
-    input.erase(0, begin);
-    if (input.size() > limits_.max_line) {
+    if (!input.filled(n, [this](std::string_view line) {
+          handle_line(line);
+          return true;
+        })) {
       spdlog::error("node {} sent a line longer than {} bytes; closing the link", node_,
                     limits_.max_line);
       co_return;
@@ -163,6 +177,7 @@ asio::awaitable<void> PeerClient::read_loop() {
 }
 
 void PeerClient::handle_line(std::string_view line) {
+  if (stopped_) return;  // the router may be gone
   auto parsed = parse_link_line(line);
   if (!parsed) {
     spdlog::warn("node {} sent a line that is neither a reply nor a notice: {:.200}", node_, line);
@@ -183,10 +198,7 @@ void PeerClient::handle_line(std::string_view line) {
 asio::awaitable<void> PeerClient::write_loop() {
   while (!stopped_) {
     if (!connected_ || pending_.empty()) {
-      writer_idle_ = true;
-      wake_writer_.expires_at(asio::steady_timer::time_point::max());
-      co_await wake_writer_.async_wait(as_tuple(use_awaitable));
-      writer_idle_ = false;
+      co_await park(wake_writer_, writer_idle_);
       continue;
     }
     std::swap(pending_, outgoing_);

@@ -1,6 +1,6 @@
 #pragma once
 // This node's end of the peer link to one other node of the cluster (docs/protocol.md, "Peer
-// link"): one TCP connection, made on first use and made again after it breaks, that carries the
+// link"): one TCP connection, made when there is a request to send (and kept), that carries the
 // requests forwarded to that node and brings back their replies and the `lost` notices of the
 // connections they came from. Requests are pipelined; those queued while a write is in flight go
 // out together in the next write. Every request has a deadline: one the owner has not answered by
@@ -40,12 +40,16 @@ class PeerClient : public std::enable_shared_from_this<PeerClient> {
   // A message for this node's connection `conn`.
   using Deliver = std::function<void(ConnId conn, std::string message)>;
 
+  // `broken` is called when a link that was up breaks, before its requests are answered.
   PeerClient(boost::asio::io_context& io, const ClusterView& cluster, std::string node,
-             PeerLimits limits, Deliver deliver);
+             PeerLimits limits, Deliver deliver, std::function<void()> broken);
 
   const std::string& node() const { return node_; }
   void start();
-  // Answers what is in flight `unavailable` and closes the link for good. Any thread.
+  // Instead of start(): a link of a router that stopped, which answers everything `unavailable`.
+  void refuse_all() { stopped_ = true; }
+  // Answers what is in flight `unavailable` and closes the link for good; calls neither
+  // callback after. Blocks: call it from outside the io threads.
   void stop();
   // Sends a forwarded `line` (format_forwarded) with `link_id`; `done` is called once, on the
   // link's strand. A line that gets no reply (peer_disconnect) has no `done`: it is only written,
@@ -73,14 +77,17 @@ class PeerClient : public std::enable_shared_from_this<PeerClient> {
   const std::string node_;
   const PeerLimits limits_;
   Deliver deliver_;
+  std::function<void()> broken_;
   Socket socket_;
   boost::asio::steady_timer wake_writer_;
   boost::asio::steady_timer write_deadline_;
   boost::asio::steady_timer sweep_timer_;
   boost::asio::steady_timer backoff_;
+  boost::asio::steady_timer wake_run_;  // run() parks on it while there is nothing to send
   bool stopped_ = false;
   bool connected_ = false;
   bool writer_idle_ = false;
+  bool run_idle_ = false;
   std::uint64_t epoch_ = 0;  // connections made so far
   std::string pending_;      // lines waiting for the next write
   std::string outgoing_;     // in the write in flight

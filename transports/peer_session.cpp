@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "transports/acceptor.hpp"
+#include "transports/line_buffer.hpp"
 #include "transports/listen_address.hpp"
+#include "transports/park.hpp"
 #include "transports/peer_wire.hpp"
 #include "transports/reply_format.hpp"
+#include "transports/request_parser.hpp"
 #include "transports/task_failure.hpp"
 
 namespace tenure {
@@ -28,7 +31,6 @@ constexpr auto kHelloTimeout = std::chrono::seconds(5);
 constexpr std::size_t kViaAllowance = 1024;
 // Proxied connections per link; a request for one more is refused.
 constexpr std::size_t kMaxProxies = 65'536;
-constexpr std::size_t kReadChunk = 64 * 1024;
 
 // Constant time: the comparison must not tell how much of a guess was right.
 bool same_secret(std::string_view a, std::string_view b) {
@@ -52,12 +54,10 @@ class ProxyConversation final : public Conversation {
 
   void start() { open(); }
   void serve(std::string_view line, Millis read_at) { handle_request(line, read_at); }
-  // Its client's connection ended, or the link did.
-  void end() {
-    ended_ = true;
-    disconnect();
-    link_.reset();
-  }
+  // Its client's connection ended (peer_disconnect), or the link did: what the connection bound
+  // goes. Replies to what it asked before still go back while the link lasts, as a closing
+  // client's do.
+  void end() { disconnect(); }
   bool proxied() const override { return true; }
   void drain() override {}
   void abort() override {}
@@ -66,15 +66,14 @@ class ProxyConversation final : public Conversation {
   void queue(MessageFormat format, const std::shared_ptr<Subscription>&) override {
     link_->queue(format, via_conn_);
   }
-  std::size_t unwritten_bytes() const override { return link_ ? link_->unwritten_bytes() : 0; }
-  bool ended() const override { return ended_ || link_->closed(); }
-  void settle() override {
-    if (!ended_) link_->settle();
-  }
+  std::size_t unwritten_bytes() const override { return link_->unwritten_bytes(); }
+  bool ended() const override { return link_->closed(); }
+  void settle() override { link_->settle(); }
 
+  // Held until the proxy goes, once its last reply is queued: the link's map of proxies lets go
+  // of it when its client's connection ends, or when the link closes.
   std::shared_ptr<PeerSession> link_;
   const ConnId via_conn_;
-  bool ended_ = false;
 };
 
 PeerSession::PeerSession(Socket socket, Strand strand, ServerContext& context,
@@ -108,36 +107,27 @@ void PeerSession::abort() {
 }
 
 asio::awaitable<void> PeerSession::read_loop() {
-  std::string input;
-  std::vector<char> chunk(kReadChunk);
-  const std::size_t max_line = context_.limits.max_frame + kViaAllowance;
+  LineBuffer input(context_.limits.max_frame + kViaAllowance);
   while (!closed_) {
     // Replies owed past the bound: read no more until the link takes them.
     if (unwritten_bytes() > context_.limits.max_output) {
-      reader_waits_ = true;
-      wake_reader_.expires_at(asio::steady_timer::time_point::max());
-      co_await wake_reader_.async_wait(as_tuple(use_awaitable));
-      reader_waits_ = false;
+      co_await park(wake_reader_, reader_waits_);
       continue;
     }
-    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(chunk), as_tuple(use_awaitable));
+    auto [ec, n] = co_await socket_.async_read_some(input.space(), as_tuple(use_awaitable));
     if (ec) break;
     Millis read_at = context_.engine.clock().now();
-    input.append(chunk.data(), n);
-    std::size_t begin = 0;
-    for (std::size_t end; !closed_ && (end = input.find('\n', begin)) != std::string::npos;
-         begin = end + 1) {
-      std::string_view line = std::string_view(input).substr(begin, end - begin);
-      if (!node_) {
-        if (!hello(line)) co_return close();
-        continue;
+    bool fits = input.filled(n, [&](std::string_view line) {
+      if (node_) {
+        handle_line(line, read_at);
+      } else if (!hello(line)) {
+        close();
       }
-      handle_line(line, read_at);
-    }
-    input.erase(0, begin);
-    if (input.size() > max_line) {
+      return !closed_;
+    });
+    if (!fits) {
       spdlog::error("node {} sent a line longer than {} bytes; closing the link",
-                    node_.value_or("?"), max_line);
+                    node_.value_or("?"), context_.limits.max_frame + kViaAllowance);
       break;
     }
   }
@@ -180,10 +170,10 @@ void PeerSession::handle_line(std::string_view line, Millis read_at) {
   }
   if (found == proxies_.end()) {
     if (proxies_.size() >= kMaxProxies) {
-      std::size_t start = pending_.size();
-      format_error(pending_, {},
+      // The reply names the request's link id, so that it answers the request.
+      std::string_view id = thread_request_parser().parse(request.request).id;
+      format_error(pending_, id,
                    Error{errc::too_many_requests, "too many connections proxied over one link"});
-      tag_for_connection(pending_, start, request.via.conn);
       pending_.push_back('\n');
       settle();
       return;
@@ -214,10 +204,7 @@ void PeerSession::settle() {
 asio::awaitable<void> PeerSession::write_loop() {
   while (!closed_) {
     if (pending_.empty()) {
-      writer_idle_ = true;
-      wake_writer_.expires_at(asio::steady_timer::time_point::max());
-      co_await wake_writer_.async_wait(as_tuple(use_awaitable));
-      writer_idle_ = false;
+      co_await park(wake_writer_, writer_idle_);
       continue;
     }
     std::swap(pending_, outgoing_);

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/json_writer.hpp"
@@ -60,21 +61,24 @@ std::optional<PeerHello> parse_peer_hello(std::string_view line) {
 
 void format_forwarded(std::string& out, const Via& via, std::uint64_t link_id,
                       std::string_view line, std::optional<IdSpan> id) {
+  std::size_t start = out.size();
   std::size_t open = line.find('{');  // a valid request is an object
   JsonWriter w(out);
   w.begin_object();
   write_via(w, via);
   out.push_back(',');
-  if (!id) {
-    out.append(kReplyPrefix.substr(1)).append(std::to_string(link_id));
+  if (id) {
+    out.append(line.substr(open + 1, id->first - open - 1));
+    out.append(std::to_string(link_id));
+    out.append(line.substr(id->first + id->second));
+  } else {
     // A valid request has members besides the id: its op at least.
-    out.push_back(',');
+    out.append(kReplyPrefix.substr(1)).append(std::to_string(link_id)).push_back(',');
     out.append(line.substr(open + 1));
-    return;
   }
-  out.append(line.substr(open + 1, id->first - open - 1));
-  out.append(std::to_string(link_id));
-  out.append(line.substr(id->first + id->second));
+  // A WebSocket message may span lines. Valid JSON has a newline only as whitespace (one in a
+  // string is escaped), so a space does as well, and the link's lines stay lines.
+  std::replace(out.begin() + static_cast<std::ptrdiff_t>(start), out.end(), '\n', ' ');
 }
 
 void format_peer_disconnect(std::string& out, const Via& via) {

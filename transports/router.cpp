@@ -46,6 +46,15 @@ Millis wait_of(const RequestBody& body) {
   return acquire != nullptr ? acquire->wait_ms : 0;
 }
 
+bool binds(const RequestBody& body) {
+  const auto* acquire = std::get_if<AcquireRequest>(&body);
+  return acquire != nullptr && (acquire->params.release_on_disconnect || acquire->wait_ms > 0);
+}
+
+void add_once(std::vector<std::string>& nodes, const std::string& node) {
+  if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+}
+
 // A peer's keepalive reply (`,"status":…}` after its link id): its count and revision, or its
 // error.
 std::variant<KeepaliveResult, Error> read_keepalive(std::string_view rest) {
@@ -88,10 +97,15 @@ Router::Router(asio::io_context& io, ServerContext& context, const ClusterView& 
 Router::~Router() { stop(); }
 
 void Router::stop() {
-  std::lock_guard lock(mutex_);
-  stopped_ = true;
-  for (auto& [node, link] : links_) link->stop();
-  links_.clear();
+  std::unordered_map<std::string, std::shared_ptr<PeerClient>> links;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    stopped_ = true;
+    links.swap(links_);
+  }
+  // Unlocked: a link's strand may be waiting for the mutex (deliver) while stop waits for it.
+  for (auto& [node, link] : links) link->stop();
 }
 
 std::shared_ptr<PeerClient> Router::link(const std::string& node) {
@@ -100,9 +114,10 @@ std::shared_ptr<PeerClient> Router::link(const std::string& node) {
   if (found != links_.end()) return found->second;
   auto made = std::make_shared<PeerClient>(
       io_, cluster_, node, limits_,
-      [this](ConnId conn, std::string message) { deliver(conn, std::move(message)); });
+      [this](ConnId conn, std::string message) { deliver(conn, std::move(message)); },
+      [this, node] { link_broken(node); });
   if (stopped_) {
-    made->stop();  // answers what is sent to it `unavailable`
+    made->refuse_all();
   } else {
     made->start();
   }
@@ -134,7 +149,7 @@ bool Router::route(Conversation& from, std::string_view id, RequestBody& body,
   } else if (owner.empty()) {
     hold(from, slot, id, op, wait_of(body), line, read_at);
   } else {
-    forward(from, owner, id, op, wait_of(body), line);
+    forward(from, owner, id, op, wait_of(body), binds(body), line);
   }
   return true;
 }
@@ -144,12 +159,12 @@ void Router::refuse(Conversation& from, std::string_view id, protocol::Op op, co
 }
 
 void Router::forward(Conversation& from, const std::string& node, std::string_view id,
-                     protocol::Op op, Millis wait_ms, std::string_view line) {
+                     protocol::Op op, Millis wait_ms, bool binds, std::string_view line) {
   std::uint64_t link_id = next_link_id_.fetch_add(1, std::memory_order_relaxed);
   std::string out;
   format_forwarded(out, via_of(from), link_id, line, thread_request_parser().id_span());
   PendingRequest& slot = from.pending(op, id, &finish_text, kForwardedReply, wait_ms > 0);
-  remember(from, node);
+  remember(from, node, binds);
   auto deadline = Steady::now() + cluster_.claim_wait() + std::chrono::milliseconds(wait_ms);
   link(node)->send(
       link_id, std::move(out), deadline,
@@ -237,7 +252,7 @@ void Router::keepalive(Conversation& from, std::string_view id, KeepaliveRequest
     std::uint64_t link_id = next_link_id_.fetch_add(1, std::memory_order_relaxed);
     std::string out;
     format_forwarded(out, via_of(from), link_id, line, thread_request_parser().id_span());
-    remember(from, node);
+    remember(from, node, false);
     link(node)->send(link_id, std::move(out), deadline,
                      [fanout, add](std::string_view rest, const Error* error) {
                        if (error != nullptr) return add(fanout, *error);
@@ -252,13 +267,31 @@ void Router::keepalive(Conversation& from, std::string_view id, KeepaliveRequest
   });
 }
 
-void Router::remember(Conversation& from, const std::string& node) {
+void Router::remember(Conversation& from, const std::string& node, bool binds) {
   std::lock_guard lock(mutex_);
   Forwarder& forwarder = forwarders_[from.conn()];
   if (forwarder.nodes.empty()) forwarder.conversation = from.weak_from_this();
-  if (std::find(forwarder.nodes.begin(), forwarder.nodes.end(), node) == forwarder.nodes.end()) {
-    forwarder.nodes.push_back(node);
+  add_once(forwarder.nodes, node);
+  if (binds) add_once(forwarder.bound, node);
+}
+
+void Router::link_broken(const std::string& node) {
+  std::vector<std::shared_ptr<Conversation>> bound;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [conn, forwarder] : forwarders_) {
+      if (std::find(forwarder.bound.begin(), forwarder.bound.end(), node) == forwarder.bound.end())
+        continue;
+      if (auto conversation = forwarder.conversation.lock())
+        bound.push_back(std::move(conversation));
+    }
   }
+  if (bound.empty()) return;
+  spdlog::warn(
+      "closing {} connections whose connection-bound leases or waiters were on node {}, whose "
+      "link broke",
+      bound.size(), node);
+  for (auto& conversation : bound) conversation->abort();
 }
 
 void Router::disconnect(Conversation& from) {

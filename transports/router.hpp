@@ -35,7 +35,8 @@ class Router {
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
 
-  // Closes the peer links; requests in flight on them are answered `unavailable`.
+  // Closes the peer links; requests in flight on them are answered `unavailable`. Blocks: call
+  // it from outside the io threads.
   void stop();
 
   // The conversation's strand, after the request passed its checks. True when the router took
@@ -49,8 +50,9 @@ class Router {
   using Steady = std::chrono::steady_clock;
 
   std::shared_ptr<PeerClient> link(const std::string& node);
+  // `binds`: an acquire that binds a lease or a waiter to the connection.
   void forward(Conversation& from, const std::string& node, std::string_view id, protocol::Op op,
-               Millis wait_ms, std::string_view line);
+               Millis wait_ms, bool binds, std::string_view line);
   void hold(Conversation& from, std::uint32_t slot, std::string_view id, protocol::Op op,
             Millis wait_ms, std::string_view line, Millis read_at);
   void keepalive(Conversation& from, std::string_view id, KeepaliveRequest& request,
@@ -63,8 +65,12 @@ class Router {
   // A PeerClient's strand: a notice for this node's connection `conn`.
   void deliver(ConnId conn, std::string message);
   Via via_of(const Conversation& from) const;
-  // Adds `node` to the nodes `from`'s connection forwarded to.
-  void remember(Conversation& from, const std::string& node);
+  // Adds `node` to the nodes `from`'s connection forwarded to (and bound something on).
+  void remember(Conversation& from, const std::string& node, bool binds);
+  // A PeerClient's strand: the link to `node` broke, and with it (the owner ends a broken link's
+  // proxies) the leases and waiters bound to the connections that forwarded there. Those
+  // connections are closed, so that their clients learn it, as they would of a daemon gone.
+  void link_broken(const std::string& node);
 
   boost::asio::io_context& io_;
   ServerContext& context_;
@@ -78,6 +84,7 @@ class Router {
   struct Forwarder {
     std::weak_ptr<Conversation> conversation;
     std::vector<std::string> nodes;
+    std::vector<std::string> bound;  // of `nodes`, those it bound leases or waiters on
   };
   std::unordered_map<ConnId, Forwarder> forwarders_;
 };

@@ -19,6 +19,7 @@
 #include "tests/support/temp_dir.hpp"
 #include "transports/peer_session.hpp"
 #include "transports/peer_wire.hpp"
+#include "transports/request_parser.hpp"
 #include "transports/router.hpp"
 #include "transports/unix_server.hpp"
 
@@ -60,7 +61,10 @@ class FakeView final : public ClusterView {
     return cluster_.nodes;
   }
   std::string secret() const override { return cluster_.secret; }
-  std::chrono::milliseconds claim_wait() const override { return cluster_.claim_wait; }
+  std::chrono::milliseconds claim_wait() const override {
+    std::lock_guard lock(cluster_.mutex);
+    return cluster_.claim_wait;
+  }
 
  private:
   FakeCluster& cluster_;
@@ -109,6 +113,8 @@ class Node {
   std::string peer_address() const { return "127.0.0.1:" + std::to_string(peer_port()); }
   // The node's links to the others close, as when it dies.
   void cut_links() { router_->stop(); }
+  // The links of the others to this node close.
+  void close_peer_listener() { peers_->stop(); }
 
  private:
   TempDir dir_;
@@ -182,7 +188,41 @@ std::string forwarded(const std::string& body, std::uint64_t link_id) {
   return out;
 }
 
+// Nodes a and b, b owning every slot, and a client on each.
+struct TwoNodes {
+  TwoNodes() { cluster.own_all("b"); }
+
+  FakeCluster cluster;
+  Node a{cluster, "a"};
+  Node b{cluster, "b"};
+  LineClient on_a{a.socket()};
+  LineClient on_b{b.socket()};
+};
+
 }  // namespace
+
+TEST_CASE("a forwarded line carries who asked and the link id, on one line", "[peer]") {
+  RequestParser parser;
+  std::string line = "{\"id\": \"x\",\n \"op\": \"get\",\n \"key\": \"k\"}";
+  REQUIRE(std::holds_alternative<RequestBody>(parser.parse(line).body));
+  std::string out;
+  format_forwarded(out, Via{"a", 7, 1000, true}, 9, line, parser.id_span());
+  CHECK(out.find('\n') == std::string::npos);
+
+  auto parsed = parse_forwarded(out);
+  auto* request = std::get_if<PeerRequest>(&parsed);
+  REQUIRE(request);
+  CHECK(request->via.node == "a");
+  CHECK(request->via.conn == 7);
+  CHECK(request->via.uid == 1000);
+  CHECK(request->via.admin);
+  CHECK_FALSE(request->disconnect);
+  ParsedRequest again = parser.parse(request->request);
+  CHECK(again.id == "9");
+  auto* body = std::get_if<RequestBody>(&again.body);
+  REQUIRE(body);
+  CHECK(std::get<GetRequest>(*body).key == "k");
+}
 
 TEST_CASE("a peer link with the cluster's secret is served; a wrong secret closes it", "[peer]") {
   FakeCluster cluster;
@@ -203,14 +243,8 @@ TEST_CASE("a peer link with the cluster's secret is served; a wrong secret close
   CHECK(bad.line().empty());
 }
 
-TEST_CASE("a forwarded request gets the owner's reply under the client's own id", "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  cluster.own_all("b");
-  LineClient on_a(a.socket());
-  LineClient on_b(b.socket());
-
+TEST_CASE_METHOD(TwoNodes, "a forwarded request gets the owner's reply under the client's own id",
+                 "[peer]") {
   on_a.send_line(R"({"id":"mine","op":"acquire","key":"k","owner":"o","ttl_ms":60000})");
   Json acquired = on_a.reply_with_id(R"("mine")");
   CHECK(acquired["status"] == "acquired");
@@ -227,13 +261,7 @@ TEST_CASE("a forwarded request gets the owner's reply under the client's own id"
   CHECK_FALSE(on_a.anonymous_reply().has("id"));
 }
 
-TEST_CASE("pipelined forwarded requests keep their order per key", "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  cluster.own_all("b");
-  LineClient on_a(a.socket());
-
+TEST_CASE_METHOD(TwoNodes, "pipelined forwarded requests keep their order per key", "[peer]") {
   std::string burst;
   constexpr int kRenews = 50;
   burst += R"({"id":0,"op":"acquire","key":"k","owner":"o1","ttl_ms":60000})"
@@ -260,14 +288,20 @@ TEST_CASE("pipelined forwarded requests keep their order per key", "[peer]") {
   CHECK(second["token"] == 2);
 }
 
-TEST_CASE("a lost notice for a proxied connection reaches its client", "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  cluster.own_all("b");
-  LineClient on_a(a.socket());
-  LineClient on_b(b.socket());
+TEST_CASE_METHOD(TwoNodes, "a client that stops sending still gets every forwarded reply",
+                 "[peer]") {
+  constexpr int kRequests = 20;
+  std::string burst;
+  for (int i = 0; i < kRequests; ++i) {
+    burst += R"({"id":)" + std::to_string(i) + R"(,"op":"acquire","owner":"o","ttl_ms":60000,)" +
+             R"("key":"k)" + std::to_string(i) + "\"}\n";
+  }
+  REQUIRE(on_a.send_bytes(burst));
+  ::shutdown(on_a.fd(), SHUT_WR);
+  for (int i = 0; i < kRequests; ++i) CHECK(on_a.reply(i)["status"] == "acquired");
+}
 
+TEST_CASE_METHOD(TwoNodes, "a lost notice for a proxied connection reaches its client", "[peer]") {
   REQUIRE(on_a.call(R"("op":"acquire","key":"k","owner":"o","ttl_ms":60000)")["status"] ==
           "acquired");
   // This test's uid runs the daemons, so it is an admin on b.
@@ -279,39 +313,38 @@ TEST_CASE("a lost notice for a proxied connection reaches its client", "[peer]")
   CHECK_FALSE(lost.has("via_conn"));
 }
 
-TEST_CASE("a connection-bound lease taken through another node ends with its connection",
-          "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  cluster.own_all("b");
-  LineClient on_b(b.socket());
-
-  SECTION("the client disconnects") {
-    LineClient on_a(a.socket());
-    REQUIRE(on_a.call(
-                R"("op":"acquire","key":"k","owner":"o","release_on_disconnect":true)")["status"] ==
-            "acquired");
-    on_a.close();
-    CHECK(becomes_free(on_b, "k", 5s));
-  }
-  SECTION("its node goes away") {
-    LineClient on_a(a.socket());
-    REQUIRE(on_a.call(
-                R"("op":"acquire","key":"k","owner":"o","release_on_disconnect":true)")["status"] ==
-            "acquired");
-    a.cut_links();
-    CHECK(becomes_free(on_b, "k", 5s));
-  }
+TEST_CASE_METHOD(TwoNodes,
+                 "a connection-bound lease taken through another node ends with its connection",
+                 "[peer]") {
+  REQUIRE(
+      on_a.call(R"("op":"acquire","key":"k","owner":"o","release_on_disconnect":true)")["status"] ==
+      "acquired");
+  SECTION("the client disconnects") { on_a.close(); }
+  SECTION("its node goes away") { a.cut_links(); }
+  CHECK(becomes_free(on_b, "k", 5s));
 }
 
-TEST_CASE("a request for a slot nobody owns waits for a claim, then is unavailable", "[peer]") {
-  FakeCluster cluster;
-  cluster.claim_wait = 500ms;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
-  LineClient on_a(a.socket());
+TEST_CASE_METHOD(TwoNodes, "a broken link closes the connections that bound leases over it",
+                 "[peer]") {
+  LineClient unbound(a.socket());
+  REQUIRE(
+      on_a.call(R"("op":"acquire","key":"k","owner":"o","release_on_disconnect":true)")["status"] ==
+      "acquired");
+  REQUIRE(unbound.call(R"("op":"acquire","key":"k2","owner":"o")")["status"] == "acquired");
+  b.close_peer_listener();
+  CHECK(on_a.wait_closed(5s));
+  CHECK(unbound.call(R"("op":"ping")")["status"] == "pong");
+  CHECK(becomes_free(on_b, "k", 5s));
+}
 
+TEST_CASE_METHOD(TwoNodes,
+                 "a request for a slot nobody owns waits for a claim, then is unavailable",
+                 "[peer]") {
+  {
+    std::lock_guard lock(cluster.mutex);
+    cluster.claim_wait = 500ms;
+  }
+  cluster.own(slot_of("k"), "");
   auto id = on_a.send(R"("op":"acquire","key":"k","owner":"o")");
   std::this_thread::sleep_for(100ms);
   cluster.own(slot_of("k"), "b");
@@ -323,16 +356,11 @@ TEST_CASE("a request for a slot nobody owns waits for a claim, then is unavailab
   CHECK(refused["error"] == "unavailable");
 }
 
-TEST_CASE("keepalive renews the owner's leases on every node", "[peer]") {
-  FakeCluster cluster;
-  Node a(cluster, "a");
-  Node b(cluster, "b");
+TEST_CASE_METHOD(TwoNodes, "keepalive renews the owner's leases on every node", "[peer]") {
   std::string here = "k";
   std::string there = key_in_another_slot(here);
   cluster.own_all("a");
   cluster.own(slot_of(there), "b");
-  LineClient on_a(a.socket());
-
   for (const auto& key : {here, there}) {
     REQUIRE(on_a.call(R"("op":"acquire","owner":"o","ttl_ms":60000,"key":")" + key +
                       "\"")["status"] == "acquired");
