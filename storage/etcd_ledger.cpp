@@ -384,6 +384,8 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
         moved = true;
         last_ = *value;
         rev_mod_ = mod;
+        std::lock_guard lock(mutex_);
+        stats_.conflicts++;
       }
     }
     std::set<std::pair<std::uint32_t, std::int64_t>> lost;

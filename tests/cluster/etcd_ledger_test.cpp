@@ -217,6 +217,7 @@ TEST_CASE("revisions go up by one per event across nodes writing in turn", "[etc
   std::vector<Revision> expected;
   for (Revision r = 1; r <= assigned.size(); ++r) expected.push_back(r);
   CHECK(assigned == expected);
+  CHECK(a->stats().conflicts + b->stats().conflicts == 9);  // each turn found P/rev moved
   // Each node's sink saw every event, its own and the other's, in revision order.
   wait_for([&] { return a->revision() == expected.size() && b->revision() == expected.size(); });
   CHECK(log_a.seen() == expected);
