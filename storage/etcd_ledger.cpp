@@ -31,6 +31,31 @@ std::optional<std::uint64_t> parse_number(std::string_view text, int base) {
 // The smallest key after `key`.
 std::string successor(std::string_view key) { return std::string(key) + '\0'; }
 
+// P/events/REV holds the events of one transaction, with revisions REV, REV + 1, ...: each as a
+// 4-byte big-endian length and the codec's bytes. One key per transaction, not per event: etcd's
+// cost is per key.
+void append_event(const Event& event, std::string& scratch, std::string& out) {
+  encode_event(event, scratch);
+  auto size = static_cast<std::uint32_t>(scratch.size());
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(size >> shift));
+  out += scratch;
+}
+
+// Appends the events of a transaction's value to `out` (one that cannot be decoded is skipped,
+// as from RocksDB's log; a truncated value ends there).
+void decode_events(std::string_view value, Revision first, std::vector<Event>& out) {
+  for (Revision revision = first; value.size() >= 4; ++revision) {
+    std::uint32_t size = 0;
+    for (int i = 0; i < 4; ++i) size = size << 8 | static_cast<unsigned char>(value[i]);
+    value.remove_prefix(4);
+    if (size > value.size()) return;
+    if (auto event = decode_event(value.substr(0, size), revision)) {
+      out.push_back(std::move(*event));
+    }
+    value.remove_prefix(size);
+  }
+}
+
 }  // namespace
 
 EtcdLedger::EtcdLedger(const EtcdLedgerOptions& options, SlotClaims& claims)
@@ -111,11 +136,7 @@ Status EtcdLedger::start() {
   status = client_->range(first, result);
   if (!status.ok()) return status;
   Revision oldest = last_ + 1;
-  if (!result.kvs.empty()) {
-    auto revision =
-        parse_number(std::string_view(result.kvs[0].key).substr(first.key.size() - 16), 16);
-    if (revision) oldest = *revision;
-  }
+  if (!result.kvs.empty()) oldest = event_revision(result.kvs[0].key).value_or(oldest);
   oldest_.store(oldest);
   writer_ = std::thread([this] { run(); });
   watcher_ = std::thread([this] { watch_loop(); });
@@ -135,12 +156,16 @@ void EtcdLedger::submit(std::vector<WriteOp> ops, CommitDone done) {
     auto claim = claims_.claim_revision(slot);
     if (!claim) claimed = false;
     pending.claims.emplace_back(slot, claim.value_or(0));
-    std::size_t writes = (op.row ? 1 : 0) + 2 * op.tenures.size() + op.events.size();
+    // Its row and its ended tenures (put, and the one past history_keep deleted); the events
+    // of a whole transaction are one key, counted once per group below.
+    std::size_t writes = (op.row ? 1 : 0) + 2 * op.tenures.size();
     pending.entries += writes;
-    // Keys three times over (row, tenure, event), rows and records, in base64 in JSON.
-    pending.bytes +=
-        (writes * (op.key.size() + prefix_.size() + 96) + (op.row ? op.row->size() : 0)) * 2;
+    // Keys, rows, records and events, in base64 in JSON.
+    pending.bytes += ((writes + op.events.size()) * (op.key.size() + prefix_.size() + 96) +
+                      (op.row ? op.row->size() : 0)) *
+                     2;
   }
+  pending.entries += 1;
   std::sort(pending.claims.begin(), pending.claims.end());
   pending.claims.erase(std::unique(pending.claims.begin(), pending.claims.end()),
                        pending.claims.end());
@@ -261,7 +286,7 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
   auto started = std::chrono::steady_clock::now();
   std::vector<Pending> refused;
   std::unordered_map<std::string, std::optional<std::string>> writes;  // nullopt: delete
-  std::string scratch;
+  std::string scratch, events;
   while (!batch.empty()) {
     // The claims every group was computed under; a group whose claim is gone is refused.
     std::vector<std::pair<std::uint32_t, std::int64_t>> claims;
@@ -290,6 +315,7 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
 
     // Later writes of a key win, as in a RocksDB batch; etcd takes each key once per txn.
     writes.clear();
+    events.clear();
     Revision next = last_;
     std::uint64_t ops = 0;
     for (Pending& p : batch) {
@@ -306,11 +332,11 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
         }
         for (Event& e : op.events) {
           e.revision = ++next;
-          encode_event(e, scratch);
-          writes[event_key(e.revision)] = scratch;
+          append_event(e, scratch, events);
         }
       }
     }
+    if (next > last_) writes[event_key(last_ + 1)] = events;
     for (auto& [key, value] : writes) {
       if (value) {
         txn.put(key, *value);
@@ -321,8 +347,17 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
     Revision oldest = oldest_.load();
     Revision new_oldest = oldest;
     if (next > options_.events_keep && next - options_.events_keep > oldest + kEventTrimStep) {
-      new_oldest = next - options_.events_keep + 1;
-      txn.delete_range(event_key(0), event_key(new_oldest));
+      // Transactions whose events all fall below the log's length go.
+      RangeRequest keep;
+      keep.key = event_key(0);
+      keep.range_end = successor(event_key(next - options_.events_keep + 1));
+      keep.limit = 1;
+      keep.descend = true;
+      RangeResult found;
+      if (client_->range(keep, found).ok() && !found.kvs.empty()) {
+        new_oldest = event_revision(found.kvs[0].key).value_or(oldest);
+        if (new_oldest > oldest) txn.delete_range(event_key(0), event_key(new_oldest));
+      }
     }
     txn.put(rev_key(), std::to_string(next));
 
@@ -384,6 +419,8 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
         moved = true;
         last_ = *value;
         rev_mod_ = mod;
+        std::lock_guard lock(mutex_);
+        stats_.conflicts++;
       }
     }
     std::set<std::pair<std::uint32_t, std::int64_t>> lost;
@@ -443,24 +480,15 @@ void EtcdLedger::deliver(std::vector<Event>& events) {
 Status EtcdLedger::catch_up(std::int64_t& etcd_revision) {
   std::vector<Event> events;
   etcd_revision = 0;
-  RangeRequest request;
-  request.key = event_key(delivered_.load() + 1);
-  request.range_end = prefix_end(prefix_ + "/events/");
-  request.limit = kPage;
   for (;;) {
-    RangeResult result;
-    Status status = client_->range(request, result);
+    std::int64_t read_at = 0;
+    Status status = read_events(delivered_.load() + 1, kPage, events, read_at);
     if (!status.ok()) return status;
-    if (etcd_revision == 0) etcd_revision = result.revision;
-    request.revision = etcd_revision;  // every page as of the first
-    if (!result.kvs.empty()) request.key = successor(result.kvs.back().key);
-    for (KeyValue& kv : result.kvs) {
-      auto revision = parse_number(std::string_view(kv.key).substr(kv.key.size() - 16), 16);
-      if (!revision) continue;
-      if (auto event = decode_event(kv.value, *revision)) events.push_back(std::move(*event));
-    }
+    // The watch goes on after the first read: later pages' events come again and are skipped.
+    if (etcd_revision == 0) etcd_revision = read_at;
+    bool full = events.size() == static_cast<std::size_t>(kPage);
     deliver(events);
-    if (!result.more || result.kvs.empty()) return {};
+    if (!full) return {};
   }
 }
 
@@ -519,11 +547,8 @@ void EtcdLedger::watch_loop() {
             for (WatchEvent& change : changes) {
               etcd_next = change.kv.mod_revision + 1;
               if (change.deleted || change.kv.key.size() < 16) continue;  // trimmed
-              auto revision = parse_number(
-                  std::string_view(change.kv.key).substr(change.kv.key.size() - 16), 16);
-              if (!revision) continue;
-              if (auto event = decode_event(change.kv.value, *revision)) {
-                events.push_back(std::move(*event));
+              if (auto first = event_revision(change.kv.key)) {
+                decode_events(change.kv.value, *first, events);
               }
             }
             if (events.empty()) return;
@@ -700,21 +725,37 @@ Status EtcdLedger::history(std::string_view key, Token before_token, std::size_t
 }
 
 Status EtcdLedger::events_from(Revision from, std::size_t limit, std::vector<Event>& out) const {
+  std::int64_t ignored = 0;
+  return read_events(from, limit, out, ignored);
+}
+
+Status EtcdLedger::read_events(Revision from, std::size_t limit, std::vector<Event>& out,
+                               std::int64_t& etcd_revision) const {
   out.clear();
   if (limit == 0) return {};
-  RangeRequest request;
-  request.key = event_key(from);
-  request.range_end = prefix_end(prefix_ + "/events/");
-  request.limit = static_cast<std::int64_t>(limit);
-  RangeResult result;
-  Status status = client_->range(request, result);
+  // The transaction that holds `from` starts at or below it; the ones after, above.
+  std::string at = successor(event_key(from));
+  EtcdTxn txn;
+  txn.range(event_key(0), at, 1, true);
+  txn.range(at, prefix_end(prefix_ + "/events/"), static_cast<std::int64_t>(limit));
+  EtcdTxnResult result;
+  Status status = client_->txn(txn, result);
   if (!status.ok()) return status;
-  for (KeyValue& kv : result.kvs) {
-    auto revision = parse_number(std::string_view(kv.key).substr(kv.key.size() - 16), 16);
-    if (!revision) continue;
-    if (auto event = decode_event(kv.value, *revision)) out.push_back(std::move(*event));
+  if (result.ranges.size() != 2) return Status(errc::rejected, "etcd: short answer");
+  etcd_revision = result.revision;
+  for (RangeResult& range : result.ranges) {
+    for (KeyValue& kv : range.kvs) {
+      if (auto first = event_revision(kv.key)) decode_events(kv.value, *first, out);
+    }
   }
+  std::erase_if(out, [&](const Event& e) { return e.revision < from; });
+  if (out.size() > limit) out.resize(limit);
   return {};
+}
+
+std::optional<Revision> EtcdLedger::event_revision(std::string_view key) const {
+  if (key.size() < 16) return std::nullopt;
+  return parse_number(key.substr(key.size() - 16), 16);
 }
 
 Status EtcdLedger::compact_history(Millis now, std::size_t& dropped) {

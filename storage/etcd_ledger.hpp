@@ -4,7 +4,7 @@
 //   P/slots/NNN                         the claim of slot NNN (made by the membership)
 //   P/leases/NNN/KEY                    KeyState (encode_state), as RocksDB's leases row
 //   P/tenures/NNN/KEY '\0' BE64(token)  TenureRecord of an ended tenure
-//   P/events/<16 hex digits revision>   Event
+//   P/events/<16 hex digits revision>   the Events of one transaction, from that revision on
 // One writer thread commits the submitted groups in one etcd transaction (split only at etcd's
 // limits) that also compares P/rev's mod revision (revisions are +1 per event cluster-wide) and
 // the create revision of our claim on every slot it touches (a node that lost a claim can never
@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,8 +33,9 @@ struct EtcdLedgerOptions {
   Millis history_max_age = 30LL * 86'400'000;
   std::uint64_t events_keep = 1'000'000;
   // A transaction stays under etcd's --max-txn-ops and --max-request-bytes (cluster mode runs
-  // etcd with 10000 and 8 MiB; base64 and JSON make a request about 1.4 times its bytes).
-  std::size_t max_txn_ops = 10000;
+  // etcd with 10000 and 8 MiB; base64 and JSON make a request about 1.4 times its bytes). Past
+  // about a thousand ops a bigger transaction only waits longer: etcd applies it in one go.
+  std::size_t max_txn_ops = 2048;
   std::size_t max_txn_bytes = 5u << 20;
 };
 
@@ -104,7 +106,12 @@ class EtcdLedger final : public LedgerStore {
   Status resync();  // REQUIRES: writer thread
   // Delivers the events of [from, ...] that a range read finds; the etcd revision it read at.
   Status catch_up(std::int64_t& etcd_revision);  // REQUIRES: watch thread
-  void deliver(std::vector<Event>& events);      // REQUIRES: watch thread
+  // events_from, and the etcd revision it read at.
+  Status read_events(Revision from, std::size_t limit, std::vector<Event>& out,
+                     std::int64_t& etcd_revision) const;
+  // The first revision of the transaction whose events are under `key` (P/events/REV).
+  std::optional<Revision> event_revision(std::string_view key) const;
+  void deliver(std::vector<Event>& events);  // REQUIRES: watch thread
   void fail(const Status& status);
   std::string slot_dir(std::uint32_t slot) const;
   std::string tenure_key(std::string_view key, Token token) const;

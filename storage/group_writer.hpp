@@ -72,6 +72,8 @@ struct WriterStats {
   std::array<std::uint64_t, 32> write_us_log2{};
   std::uint64_t write_us_sum = 0;
   std::uint64_t failures = 0;
+  // Cluster ledger: transactions sent again because another node wrote first (P/rev moved).
+  std::uint64_t conflicts = 0;
 };
 
 // Counts one group commit of `ops` ops that took `micros` into the stats.

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <condition_variable>
 #include <cstdio>
+#include <thread>
 
 #include "storage/codec.hpp"
 #include "storage/etcd_ledger.hpp"
@@ -27,6 +28,84 @@ storage::WriteOp acquire_op(std::string key) {
   return op;
 }
 
+struct Node {
+  storage::SlotClaims claims;
+  std::unique_ptr<storage::EtcdLedger> ledger;
+  std::uint64_t ops = 0, refused = 0;
+};
+
+// Keeps up to 64 groups of `group` ops in flight on the node (as 64 busy shards' turns would)
+// until `end`; keys are new ones in the node's slots.
+void drive(Node& node, std::size_t group, std::chrono::steady_clock::time_point end,
+           const std::string& tag) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  int in_flight = 0;
+  std::uint64_t n = 0;
+  auto next_key = [&] {
+    for (;;) {
+      std::string key = tag + "/" + std::to_string(n++);
+      if (node.claims.owns(slot_of(key))) return key;
+    }
+  };
+  while (std::chrono::steady_clock::now() < end) {
+    {
+      std::unique_lock lock(mutex);
+      cv.wait(lock, [&] { return in_flight < 64; });
+      ++in_flight;
+    }
+    std::vector<storage::WriteOp> ops;
+    for (std::size_t i = 0; i < group; ++i) ops.push_back(acquire_op(next_key()));
+    node.ledger->submit(std::move(ops), [&](bool ok, std::vector<storage::WriteOp>& written) {
+      if (!ok) {
+        for (std::size_t i = 0; i < written.size(); ++i) node.ledger->refusal_settled();
+      }
+      std::lock_guard lock(mutex);
+      (ok ? node.ops : node.refused) += written.size();
+      --in_flight;
+      cv.notify_one();
+    });
+  }
+  node.ledger->flush();
+}
+
+void run(std::vector<std::unique_ptr<Node>>& nodes, std::size_t group) {
+  std::vector<storage::WriterStats> before;
+  for (auto& node : nodes) {
+    before.push_back(node->ledger->stats());
+    node->ops = node->refused = 0;
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto end = start + std::chrono::seconds(3);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    threads.emplace_back(drive, std::ref(*nodes[i]), group, end,
+                         "g" + std::to_string(group) + "n" + std::to_string(i));
+  }
+  for (auto& t : threads) t.join();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::uint64_t ops = 0, refused = 0, txns = 0, conflicts = 0, us = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    auto after = nodes[i]->ledger->stats();
+    ops += nodes[i]->ops;
+    refused += nodes[i]->refused;
+    txns += after.batches - before[i].batches;
+    conflicts += after.conflicts - before[i].conflicts;
+    us += after.write_us_sum - before[i].write_us_sum;
+  }
+  std::printf(
+      "%zu node(s), groups of %zu op(s): %.0f ops/s, %.0f txns/s, %.1f ops per txn, %.2f ms per "
+      "txn, %llu conflicts, %llu refused\n",
+      nodes.size(), group, static_cast<double>(ops) / seconds, static_cast<double>(txns) / seconds,
+      txns ? static_cast<double>(ops) / static_cast<double>(txns) : 0.0,
+      txns ? static_cast<double>(us) / 1000.0 / static_cast<double>(txns) : 0.0,
+      static_cast<unsigned long long>(conflicts), static_cast<unsigned long long>(refused));
+  for (auto& node : nodes) {
+    if (node->refused) std::printf("  refused: %s\n", node->ledger->last_error().c_str());
+  }
+  CHECK(refused == 0);
+}
+
 }  // namespace
 
 TEST_CASE("EtcdLedger throughput on a 3-member etcd", "[.bench][etcd_ledger_bench]") {
@@ -34,8 +113,10 @@ TEST_CASE("EtcdLedger throughput on a 3-member etcd", "[.bench][etcd_ledger_benc
   storage::EtcdLedgerOptions options;
   options.etcd.endpoints = etcd.endpoint_list();
   options.prefix = "/bench";
-  storage::SlotClaims claims;
   storage::EtcdClient client(options.etcd);
+  // Three nodes, each owning a third of the slots (one etcd member first in each one's list).
+  std::vector<std::unique_ptr<Node>> nodes;
+  for (int i = 0; i < 3; ++i) nodes.push_back(std::make_unique<Node>());
   for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
     char key[32];
     std::snprintf(key, sizeof key, "/bench/slots/%03u", slot);
@@ -44,56 +125,28 @@ TEST_CASE("EtcdLedger throughput on a 3-member etcd", "[.bench][etcd_ledger_benc
     txn.put(key, "bench");
     storage::EtcdTxnResult result;
     REQUIRE(client.txn(txn, result).ok());
-    claims.claim(slot, result.revision);
+    nodes[slot % 3]->claims.claim(slot, result.revision);
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto node_options = options;
+    std::rotate(node_options.etcd.endpoints.begin(), node_options.etcd.endpoints.begin() + i,
+                node_options.etcd.endpoints.end());
+    storage::Status status;
+    nodes[i]->ledger = storage::EtcdLedger::open(node_options, nodes[i]->claims, status);
+    REQUIRE(nodes[i]->ledger);
+  }
+  // One node owning every slot, then three writing at once (P/rev is their one contention).
+  std::vector<std::unique_ptr<Node>> one;
+  one.push_back(std::make_unique<Node>());
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
+    for (auto& node : nodes) {
+      if (auto claim = node->claims.claim_revision(slot)) one[0]->claims.claim(slot, *claim);
+    }
   }
   storage::Status status;
-  auto ledger = storage::EtcdLedger::open(options, claims, status);
-  REQUIRE(ledger);
-
-  for (std::size_t group : {std::size_t{1}, std::size_t{64}}) {
-    // Up to 64 groups in flight, as 64 busy shards' turns would be.
-    constexpr int kInFlight = 64;
-    std::mutex mutex;
-    std::condition_variable cv;
-    int in_flight = 0;
-    std::uint64_t done_ops = 0, refused = 0, next_key = 0;
-    auto before = ledger->stats();
-    auto start = std::chrono::steady_clock::now();
-    auto end = start + std::chrono::seconds(3);
-    while (std::chrono::steady_clock::now() < end) {
-      {
-        std::unique_lock lock(mutex);
-        cv.wait(lock, [&] { return in_flight < kInFlight; });
-        ++in_flight;
-      }
-      std::vector<storage::WriteOp> ops;
-      for (std::size_t i = 0; i < group; ++i) {
-        ops.push_back(acquire_op("g" + std::to_string(group) + "/" + std::to_string(next_key++)));
-      }
-      ledger->submit(std::move(ops), [&](bool ok, std::vector<storage::WriteOp>& written) {
-        if (!ok) {
-          for (std::size_t i = 0; i < written.size(); ++i) ledger->refusal_settled();
-        }
-        std::lock_guard lock(mutex);
-        (ok ? done_ops : refused) += written.size();
-        --in_flight;
-        cv.notify_one();
-      });
-    }
-    ledger->flush();
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    auto after = ledger->stats();
-    std::uint64_t txns = after.batches - before.batches;
-    std::printf(
-        "groups of %zu op(s): %.0f ops/s, %.0f txns/s, %.1f ops per txn, %.2f ms per txn, "
-        "%llu refused\n",
-        group, static_cast<double>(done_ops) / seconds, static_cast<double>(txns) / seconds,
-        txns ? static_cast<double>(after.ops - before.ops) / static_cast<double>(txns) : 0.0,
-        txns ? static_cast<double>(after.write_us_sum - before.write_us_sum) / 1000.0 /
-                   static_cast<double>(txns)
-             : 0.0,
-        static_cast<unsigned long long>(refused));
-    CHECK(refused == 0);
-  }
+  one[0]->ledger = storage::EtcdLedger::open(options, one[0]->claims, status);
+  REQUIRE(one[0]->ledger);
+  for (std::size_t group : {std::size_t{1}, std::size_t{64}}) run(one, group);
+  one[0]->ledger->stop();
+  for (std::size_t group : {std::size_t{1}, std::size_t{64}}) run(nodes, group);
 }

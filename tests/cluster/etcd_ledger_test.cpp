@@ -161,9 +161,13 @@ TEST_CASE("a group commits in one transaction and is answered after it", "[etcd_
       storage::KeyValue kv;
       REQUIRE(probe.get(ledger->lease_key(op.key), kv).ok());
       found.push_back(kv.value);
-      REQUIRE(probe.get(ledger->event_key(op.events[0].revision), kv).ok());
-      CHECK(kv.create_revision != 0);
     }
+    // The transaction's events are one etcd key, under its first revision.
+    storage::KeyValue kv;
+    REQUIRE(probe.get(ledger->event_key(1), kv).ok());
+    CHECK(kv.create_revision != 0);
+    REQUIRE(probe.get(ledger->event_key(2), kv).ok());
+    CHECK(kv.create_revision == 0);
     read_in_done.set_value(found);
   });
   auto found = read_in_done.get_future().get();
@@ -217,6 +221,7 @@ TEST_CASE("revisions go up by one per event across nodes writing in turn", "[etc
   std::vector<Revision> expected;
   for (Revision r = 1; r <= assigned.size(); ++r) expected.push_back(r);
   CHECK(assigned == expected);
+  CHECK(a->stats().conflicts + b->stats().conflicts == 9);  // each turn found P/rev moved
   // Each node's sink saw every event, its own and the other's, in revision order.
   wait_for([&] { return a->revision() == expected.size() && b->revision() == expected.size(); });
   CHECK(log_a.seen() == expected);
@@ -491,8 +496,36 @@ TEST_CASE("a batch larger than etcd takes is split, not refused", "[etcd_ledger]
   ledger->flush();
   CHECK(refused == 0);
   CHECK(ok == 160);
-  CHECK(ledger->stats().max_batch <= 64);
+  CHECK(ledger->stats().max_batch < 128);  // rows, one key of events and P/rev per transaction
   std::vector<Event> events;
   REQUIRE(ledger->events_from(1, 1000, events).ok());
   CHECK(events.size() == 160);
+}
+
+TEST_CASE("the event log keeps its length by whole transactions", "[etcd_ledger]") {
+  test::EtcdCluster etcd(1);
+  auto options = options_for(etcd);
+  options.events_keep = 100;
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) claim(probe, options.prefix, slot, claims);
+  auto ledger = open(options, claims);
+  // Five transactions of 1000 events: past 4096 + 100, the ones wholly older than the newest
+  // 100 events go, and the log starts at a transaction's first revision.
+  for (int t = 0; t < 5; ++t) {
+    std::vector<WriteOp> ops;
+    for (int i = 0; i < 1000; ++i) ops.push_back(acquire("log/" + std::to_string(t * 1000 + i), 1));
+    REQUIRE(commit(*ledger, std::move(ops)).ok);
+  }
+  CHECK(ledger->oldest_revision() == 3001);
+  std::vector<Event> events;
+  REQUIRE(ledger->events_from(1, 10, events).ok());
+  REQUIRE(events.size() == 10);
+  CHECK(events[0].revision == 3001);
+  REQUIRE(ledger->events_from(4500, 3, events).ok());
+  REQUIRE(events.size() == 3);
+  CHECK(events[0].revision == 4500);  // from inside a transaction's key
+  storage::RangeResult keys;
+  REQUIRE(probe.range({"/t/events/", storage::prefix_end("/t/events/"), 0, false, 0}, keys).ok());
+  CHECK(keys.kvs.size() == 2);
 }
