@@ -57,6 +57,7 @@ struct EngineStats {
   std::uint64_t waiters = 0;
   std::uint64_t expired = 0;
   std::uint64_t pending_turns = 0;  // actor turns queued and shard timers armed
+  std::uint64_t shard_posts = 0;    // messages posted to shards (requests, bursts, commits)
   std::array<std::uint64_t, protocol::kEngineOpCount> ops{};  // by protocol::Op
   std::array<std::uint64_t, 16> expiry_lateness_ms_log2{};
   std::uint64_t expiry_lateness_ms_sum = 0;
@@ -66,6 +67,22 @@ struct EngineStats {
 
 class Engine {
  public:
+  // While a Burst of this engine is open on a thread, the requests made on that thread go to
+  // their shards when it closes, in order, as one message per shard instead of one per request
+  // (keepalive and disconnect send what it holds first, so every shard still sees a thread's
+  // requests in the order they were made). A session opens one around the requests of one read.
+  // Close it before waiting for any reply: the requests it holds have not started.
+  class Burst {
+   public:
+    explicit Burst(Engine& engine);
+    ~Burst();
+    Burst(const Burst&) = delete;
+    Burst& operator=(const Burst&) = delete;
+
+   private:
+    bool owns_;  // the outermost burst on this thread, the one that sends
+  };
+
   // Opens the ledger in config.data_dir; null with `error` set on failure.
   static std::unique_ptr<Engine> open(boost::asio::io_context& io, const Clock& clock,
                                       EngineConfig config, std::string& error);

@@ -38,6 +38,7 @@ class Shard {
   template <typename Fn>
   void post(Fn&& fn) {
     queued_.fetch_add(1, std::memory_order_relaxed);
+    posts_.fetch_add(1, std::memory_order_relaxed);
     boost::asio::post(strand_, turns_.counted([this, fn = std::forward<Fn>(fn)]() mutable {
       queued_.fetch_sub(1, std::memory_order_relaxed);
       fn();
@@ -70,6 +71,7 @@ class Shard {
 
   // Any thread.
   std::size_t resident() const { return resident_.load(std::memory_order_relaxed); }
+  std::uint64_t posts() const { return posts_.load(std::memory_order_relaxed); }
 
  private:
   struct Deadline {
@@ -130,6 +132,7 @@ class Shard {
   std::vector<Staged> staged_by_;
   bool flush_posted_ = false;
   std::atomic<std::size_t> queued_{0};  // turns posted and not yet begun
+  std::atomic<std::uint64_t> posts_{0};
 };
 
 }  // namespace tenure

@@ -1,5 +1,7 @@
 // The shard model: what a shard's turn writes, and work that spans shards.
 #include <catch2/catch.hpp>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "tests/unit/engine_fixture.hpp"
@@ -52,4 +54,93 @@ TEST_CASE("keepalive renews an owner's keys in every shard", "[shards]") {
   f.expire_due();
   for (int i = 0; i < 40; ++i) CHECK(f.get("ka/" + std::to_string(i)).lease);
   CHECK_FALSE(f.get("other").lease);
+}
+
+namespace {
+
+// Collects replies that engine threads deliver, in the order they arrive.
+template <typename Result>
+struct Replies {
+  std::mutex mutex;
+  std::vector<std::pair<int, Result>> got;
+
+  Reply<Result> to(int tag) {
+    return [this, tag](Result result) {
+      std::lock_guard lock(mutex);
+      got.emplace_back(tag, std::move(result));
+    };
+  }
+  std::size_t size() {
+    std::lock_guard lock(mutex);
+    return got.size();
+  }
+};
+
+AcquireRequest acquire_request(const EngineFixture& f, std::string key, std::string owner) {
+  AcquireRequest r;
+  r.key = std::move(key);
+  r.params.owner = std::move(owner);
+  r.params.ttl_ms = 1000;
+  r.caller = f.caller();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a burst's requests reach each shard in one message", "[shards]") {
+  EngineConfig config;
+  config.shards = 2;
+  EngineFixture f(config);
+  constexpr int kRequests = 64;
+  Replies<AcquireResult> replies;
+  std::uint64_t posts = f.engine().stats().shard_posts;
+  {
+    Engine::Burst burst(f.engine());
+    for (int i = 0; i < kRequests; ++i) {
+      f.engine().acquire(acquire_request(f, "burst/" + std::to_string(i), "o"), replies.to(i));
+    }
+    CHECK(f.engine().stats().shard_posts == posts);  // held until the burst closes
+  }
+  REQUIRE(eventually([&] { return replies.size() == kRequests; }));
+  for (const auto& [tag, result] : replies.got) CHECK(result.status == AcquireStatus::acquired);
+  // Per shard: one message with its requests, one with the commit of their writes.
+  CHECK(f.engine().stats().shard_posts - posts <= 2 * config.shards);
+}
+
+TEST_CASE("a burst keeps each key's requests, and a disconnect after them, in order", "[shards]") {
+  EngineConfig config;
+  config.shards = 4;
+  EngineFixture f(config);
+  ConnId conn = f.engine().connect({});
+  Replies<AcquireResult> acquires;
+  Replies<HolderResult> releases;
+  {
+    Engine::Burst burst(f.engine());
+    f.engine().acquire(acquire_request(f, "order/k", "a"), acquires.to(0));
+    f.engine().acquire(acquire_request(f, "order/k", "b"), acquires.to(1));
+    f.engine().release(
+        ReleaseRequest{"order/k", HolderParams{"a", std::nullopt, 0, false}, f.caller()},
+        releases.to(2));
+    f.engine().acquire(acquire_request(f, "order/k", "b"), acquires.to(3));
+    std::vector<std::string> bound;
+    for (int i = 0; i < 8; ++i) {
+      AcquireRequest r = acquire_request(f, "order/bound" + std::to_string(i), "c");
+      r.params.release_on_disconnect = true;
+      r.caller.conn = conn;
+      bound.push_back(r.key);
+      f.engine().acquire(std::move(r), acquires.to(10 + i));
+    }
+    // Sent after the acquires before it: it finds their actors and ends their leases.
+    f.engine().disconnect(conn, bound);
+  }
+  REQUIRE(eventually([&] { return acquires.size() == 11 && releases.size() == 1; }));
+  std::map<int, AcquireResult> by_tag(acquires.got.begin(), acquires.got.end());
+  CHECK(by_tag[0].status == AcquireStatus::acquired);
+  CHECK(by_tag[1].status == AcquireStatus::held);
+  CHECK(releases.got[0].second.status == HolderStatus::ok);
+  REQUIRE(by_tag[3].status == AcquireStatus::acquired);
+  CHECK(by_tag[3].lease->token > by_tag[0].lease->token);
+  for (int i = 0; i < 8; ++i) {
+    CHECK_FALSE(f.get("order/bound" + std::to_string(i)).lease);
+  }
 }
