@@ -42,11 +42,12 @@ struct EngineConfig {
   bool skip_verify = false;  // tests: skip the start-up check of the table files
 };
 
-// Told when a lease bound to a connection is lost (expired or revoked) while it is open.
+// Told when leases bound to a connection are lost (expired or revoked) while it is open: the
+// events of one commit of one shard come in one call, in commit order.
 class ConnectionListener {
  public:
   virtual ~ConnectionListener() = default;
-  virtual void on_lost(const Event& event) = 0;
+  virtual void on_lost(std::vector<Event> events) = 0;
 };
 
 struct EngineStats {

@@ -18,6 +18,7 @@
 #include "actors/owner_index.hpp"
 #include "actors/turn_gate.hpp"
 #include "core/clock.hpp"
+#include "core/lease.hpp"
 #include "storage/group_writer.hpp"
 
 namespace tenure {
@@ -63,6 +64,9 @@ class Shard {
   void stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op);
   // Sends the staged writes now (recovery: before it reports its turn done).
   void submit_staged();
+  // Queues a `lost` notice for connection `conn`; the notices of one commit go to each
+  // connection in one call, at the end of the shard's turn.
+  void lost(ConnId conn, Event event);
   OwnerIndex& owners() { return owners_; }
   // Every resident actor.
   std::vector<ActorRef> actors() const;
@@ -108,6 +112,7 @@ class Shard {
   // The staged writes leave now if no other turn is queued on the shard (nothing to wait for),
   // else after the turns queued now: one group for the whole burst.
   void end_turn();
+  void send_lost();
   void arm(Millis at);
   void drop_retired_wakes();
 
@@ -128,6 +133,8 @@ class Shard {
   Millis armed_at_ = 0;  // 0: not armed
   bool timer_stopped_ = false;
 
+  // Notices for connections whose leases this turn's commits ended.
+  std::vector<std::pair<ConnId, Event>> lost_;
   std::vector<storage::WriteOp> staged_ops_;
   std::vector<Staged> staged_by_;
   bool flush_posted_ = false;

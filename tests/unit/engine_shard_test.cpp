@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "tests/unit/engine_fixture.hpp"
@@ -143,4 +144,49 @@ TEST_CASE("a burst keeps each key's requests, and a disconnect after them, in or
   for (int i = 0; i < 8; ++i) {
     CHECK_FALSE(f.get("order/bound" + std::to_string(i)).lease);
   }
+}
+
+TEST_CASE("a connection's lost leases of one commit come in one call", "[shards]") {
+  struct Listener : ConnectionListener {
+    std::mutex mutex;
+    std::size_t calls = 0;
+    std::vector<Event> events;
+    void on_lost(std::vector<Event> lost) override {
+      std::lock_guard lock(mutex);
+      ++calls;
+      for (Event& e : lost) events.push_back(std::move(e));
+    }
+  };
+  EngineConfig config;
+  config.shards = 2;
+  EngineFixture f(config);
+  auto listener = std::make_shared<Listener>();
+  ConnId conn = f.engine().connect(listener);
+  constexpr int kLeases = 200;
+  Replies<AcquireResult> acquires;
+  {
+    Engine::Burst burst(f.engine());
+    for (int i = 0; i < kLeases; ++i) {
+      AcquireRequest r = acquire_request(f, "lost/" + std::to_string(i), "o");
+      r.caller.conn = conn;
+      f.engine().acquire(std::move(r), acquires.to(i));
+    }
+  }
+  REQUIRE(eventually([&] { return acquires.size() == kLeases; }));
+  f.clock().advance(1000);
+  f.expire_due();
+  REQUIRE(eventually([&] {
+    std::lock_guard lock(listener->mutex);
+    return listener->events.size() == kLeases;
+  }));
+  std::lock_guard lock(listener->mutex);
+  // One expiry turn, one commit and one call per shard.
+  CHECK(listener->calls <= config.shards);
+  std::set<std::string> keys;
+  for (const Event& e : listener->events) {
+    CHECK(e.type == EventType::expired);
+    CHECK(e.revision > 0);
+    keys.insert(e.key);
+  }
+  CHECK(keys.size() == kLeases);
 }
