@@ -63,39 +63,41 @@ struct ActorOp<void (KeyActor::*)(Request, Reply<Result>)> {
   using ResultType = Result;
 };
 
-HolderResult check_cold(const storage::LedgerStore& ledger, const CheckRequest& request) {
-  HolderResult result;
+// A read of a key with no resident actor: `answer(state, result)` answers from the key's row.
+template <typename Result, typename Request, typename Answer>
+Result answer_from_row(const storage::LedgerStore& ledger, const Request& request, Answer answer) {
+  Result result;
   storage::LoadedState loaded;
   if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
     result.error = ledger_unreadable(status);
-    return result;
+  } else {
+    result.key = request.key;
+    answer(loaded.state, result);
   }
-  Change ignored;
-  HolderOutcome outcome = tenure::check(loaded.state, request.key, request.token, request.owner,
-                                        request.caller.received_at, ignored);
-  result.status = outcome.status;
-  result.reason = outcome.reason;
-  result.key = request.key;
-  result.lease = loaded.state.lease;
   return result;
 }
 
+HolderResult check_cold(const storage::LedgerStore& ledger, const CheckRequest& request) {
+  return answer_from_row<HolderResult>(ledger, request, [&](auto& state, HolderResult& result) {
+    Change ignored;
+    HolderOutcome outcome = tenure::check(state, request.key, request.token, request.owner,
+                                          request.caller.received_at, ignored);
+    result.status = outcome.status;
+    result.reason = outcome.reason;
+    result.lease = state.lease;
+  });
+}
+
 GetResult get_cold(const storage::LedgerStore& ledger, const GetRequest& request) {
-  GetResult result;
-  storage::LoadedState loaded;
-  if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
-    result.error = ledger_unreadable(status);
-    return result;
-  }
-  result.key = request.key;
-  const auto& lease = loaded.state.lease;
-  if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
-  result.last_token = loaded.state.last_token;
-  // An actor may retire during lock-delay: the row still has it.
-  if (!result.lease && loaded.state.lock_until > request.caller.received_at) {
-    result.lock_delay_until = loaded.state.lock_until;
-  }
-  return result;
+  return answer_from_row<GetResult>(ledger, request, [&](auto& state, GetResult& result) {
+    const auto& lease = state.lease;
+    if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
+    result.last_token = state.last_token;
+    // An actor may retire during lock-delay: the row still has it.
+    if (!result.lease && state.lock_until > request.caller.received_at) {
+      result.lock_delay_until = state.lock_until;
+    }
+  });
 }
 
 }  // namespace
