@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <latch>
 #include <mutex>
+#include <utility>
+#include <variant>
 
 #include "actors/engine_core.hpp"
 #include "actors/key_actor.hpp"
@@ -12,6 +14,93 @@
 #include "storage/ledger.hpp"
 
 namespace tenure {
+
+namespace {
+
+// What a burst holds for a shard: each request with its reply and the function that runs it on
+// the shard, in variants, so that a burst's requests to a shard fit in one vector.
+struct ShardCall {
+  using Run = void (*)(Engine::Impl&, Shard&, ShardCall&);
+  Run run;
+  std::variant<AcquireRequest, RenewRequest, ReleaseRequest, RevokeRequest, CheckRequest,
+               GetRequest, HistoryRequest>
+      request;
+  std::variant<Reply<AcquireResult>, Reply<HolderResult>, Reply<GetResult>, Reply<HistoryResult>>
+      reply;
+};
+using ShardCalls = std::vector<ShardCall>;
+
+// Emptied vectors kept per thread for the next bursts, and the most calls a kept one holds.
+constexpr std::size_t kSpareCallVectors = 16;
+constexpr std::size_t kKeptCallCapacity = 256;
+
+// The burst open on this thread, if any: its engine and what it holds, by shard index.
+struct OpenBurst {
+  Engine::Impl* engine = nullptr;
+  std::vector<ShardCalls> calls;
+  std::vector<ShardCalls> spare;
+
+  ShardCalls take_spare() {
+    if (spare.empty()) return {};
+    ShardCalls calls = std::move(spare.back());
+    spare.pop_back();
+    return calls;
+  }
+  void recycle(ShardCalls& calls) {
+    calls.clear();
+    if (calls.capacity() <= kKeptCallCapacity && spare.size() < kSpareCallVectors) {
+      spare.push_back(std::move(calls));
+    }
+  }
+};
+thread_local OpenBurst open_burst;
+
+template <typename>
+struct ActorOp;
+template <typename Request, typename Result>
+struct ActorOp<void (KeyActor::*)(Request, Reply<Result>)> {
+  using RequestType = Request;
+  using ResultType = Result;
+};
+
+// A read of a key with no resident actor: `answer(state, result)` answers from the key's row.
+template <typename Result, typename Request, typename Answer>
+Result answer_from_row(const storage::LedgerStore& ledger, const Request& request, Answer answer) {
+  Result result;
+  storage::LoadedState loaded;
+  if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
+    result.error = ledger_unreadable(status);
+  } else {
+    result.key = request.key;
+    answer(loaded.state, result);
+  }
+  return result;
+}
+
+HolderResult check_cold(const storage::LedgerStore& ledger, const CheckRequest& request) {
+  return answer_from_row<HolderResult>(ledger, request, [&](auto& state, HolderResult& result) {
+    Change ignored;
+    HolderOutcome outcome = tenure::check(state, request.key, request.token, request.owner,
+                                          request.caller.received_at, ignored);
+    result.status = outcome.status;
+    result.reason = outcome.reason;
+    result.lease = state.lease;
+  });
+}
+
+GetResult get_cold(const storage::LedgerStore& ledger, const GetRequest& request) {
+  return answer_from_row<GetResult>(ledger, request, [&](auto& state, GetResult& result) {
+    const auto& lease = state.lease;
+    if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
+    result.last_token = state.last_token;
+    // An actor may retire during lock-delay: the row still has it.
+    if (!result.lease && state.lock_until > request.caller.received_at) {
+      result.lock_delay_until = state.lock_until;
+    }
+  });
+}
+
+}  // namespace
 
 struct Engine::Impl {
   Impl(boost::asio::io_context& io, const Clock& clock, EngineConfig config,
@@ -40,52 +129,90 @@ struct Engine::Impl {
     if (caller.received_at == 0) caller.received_at = core.clock.now();
   }
 
-  // Admits the request and runs `run(shard, request, reply)` on its key's shard, if the shard
-  // serves the key (a cluster node: only in the slots it adopted).
-  template <typename Request, typename Result, typename Run>
-  void on_shard(protocol::Op kind, Request request, Reply<Result> reply, Run run) {
-    if (!admit(kind, reply)) return;
-    stamp(request.caller);
-    Shard& shard = core.shard_of(request.key);
-    shard.post(
-        [this, &shard, run, request = std::move(request), reply = std::move(reply)]() mutable {
-          if (shard.serves(request.key)) {
-            run(shard, std::move(request), std::move(reply));
-          } else {
-            Result result;
+  // Runs the call if its shard serves its key (a cluster node: only in the slots it adopted);
+  // else answers it `unavailable`.
+  void run_served(Shard& shard, ShardCall& call) {
+    if (core.config.cluster &&
+        !shard.serves(
+            std::visit([](auto& r) -> std::string_view { return r.key; }, call.request))) {
+      std::visit(
+          []<typename R>(Reply<R>& reply) {
+            R result;
             result.error = Error{errc::unavailable, kKeyMoved};
             reply(std::move(result));
-          }
-          requests.leave();
-        });
+          },
+          call.reply);
+      return;
+    }
+    call.run(*this, shard, call);
   }
 
-  // Admits the request and hands it to its key's actor, on the key's shard.
+  // Admits the request and has `run` run it on its key's shard: with the burst open on this
+  // thread, or in a message of its own.
   template <typename Request, typename Result>
-  void on_actor(protocol::Op kind, Request request, Reply<Result> reply,
-                void (KeyActor::*op)(Request, Reply<Result>)) {
-    on_shard(kind, std::move(request), std::move(reply),
-             [op](Shard& shard, Request request, Reply<Result> reply) {
-               ActorRef actor = shard.actor(request.key);
-               ((*actor).*op)(std::move(request), std::move(reply));
-               actor->maybe_retire();
-             });
+  void submit(protocol::Op kind, Request request, Reply<Result> reply, ShardCall::Run run) {
+    if (!admit(kind, reply)) return;
+    stamp(request.caller);
+    std::size_t index = core.shard_index(request.key);
+    ShardCall call{run, std::move(request), std::move(reply)};
+    if (open_burst.engine == this) {
+      open_burst.calls[index].push_back(std::move(call));
+      return;
+    }
+    Shard& shard = *core.shards[index];
+    shard.post([this, &shard, call = std::move(call)]() mutable {
+      run_served(shard, call);
+      requests.leave();
+    });
   }
 
-  // As on_actor when the key's actor is resident; else `cold(request)` answers from the ledger
-  // (no live lease without a resident actor), on the shard all the same.
-  template <typename Request, typename Result, typename Cold>
-  void read(protocol::Op kind, Request request, Reply<Result> reply,
-            void (KeyActor::*op)(Request, Reply<Result>), Cold cold) {
-    on_shard(kind, std::move(request), std::move(reply),
-             [op, cold, this](Shard& shard, Request request, Reply<Result> reply) {
-               if (ActorRef actor = shard.find(request.key)) {
-                 ((*actor).*op)(std::move(request), std::move(reply));
-                 actor->maybe_retire();
-                 return;
-               }
-               reply(cold(*core.ledger, request));
-             });
+  // Sends what the burst open on this thread holds, one message per shard. REQUIRES: it is
+  // this engine's.
+  void send_burst() {
+    for (std::size_t i = 0; i < open_burst.calls.size(); ++i) {
+      ShardCalls& calls = open_burst.calls[i];
+      if (calls.empty()) continue;
+      Shard& shard = *core.shards[i];
+      shard.post([this, &shard, calls = std::move(calls)]() mutable {
+        for (ShardCall& call : calls) {
+          run_served(shard, call);
+          requests.leave();
+        }
+        open_burst.recycle(calls);
+      });
+      calls = open_burst.take_spare();
+    }
+  }
+  // Sends the burst open on this thread first, if it is this engine's: what follows must not
+  // overtake it.
+  void send_open_burst() {
+    if (open_burst.engine == this) send_burst();
+  }
+
+  // Runs a request on its key's actor.
+  template <auto op>
+  static void on_actor(Impl&, Shard& shard, ShardCall& call) {
+    using Types = ActorOp<decltype(op)>;
+    auto& request = *std::get_if<typename Types::RequestType>(&call.request);
+    auto& reply = *std::get_if<Reply<typename Types::ResultType>>(&call.reply);
+    ActorRef actor = shard.actor(request.key);
+    ((*actor).*op)(std::move(request), std::move(reply));
+    actor->maybe_retire();
+  }
+
+  // As on_actor when the key's actor is resident; else `cold(ledger, request)` answers from the
+  // ledger (no live lease without a resident actor), on the shard all the same.
+  template <auto op, auto cold>
+  static void read(Impl& impl, Shard& shard, ShardCall& call) {
+    using Types = ActorOp<decltype(op)>;
+    auto& request = *std::get_if<typename Types::RequestType>(&call.request);
+    auto& reply = *std::get_if<Reply<typename Types::ResultType>>(&call.reply);
+    if (ActorRef actor = shard.find(request.key)) {
+      ((*actor).*op)(std::move(request), std::move(reply));
+      actor->maybe_retire();
+      return;
+    }
+    reply(cold(*impl.core.ledger, request));
   }
 
   // Recovers these rows (start-up's, or an adopted slot's) in one turn per shard, which first
@@ -129,6 +256,18 @@ struct Engine::Impl {
     return done->wait_idle(timeout);
   }
 };
+
+Engine::Burst::Burst(Engine& engine) : owns_(open_burst.engine == nullptr) {
+  if (!owns_) return;
+  open_burst.engine = engine.impl_.get();
+  open_burst.calls.resize(engine.impl_->core.shards.size());
+}
+
+Engine::Burst::~Burst() {
+  if (!owns_) return;
+  Impl* engine = std::exchange(open_burst.engine, nullptr);
+  engine->send_burst();
+}
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -246,15 +385,18 @@ void Engine::stop() {
 }
 
 void Engine::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
-  impl_->on_actor(protocol::Op::acquire, std::move(request), std::move(reply), &KeyActor::acquire);
+  impl_->submit(protocol::Op::acquire, std::move(request), std::move(reply),
+                &Impl::on_actor<&KeyActor::acquire>);
 }
 
 void Engine::renew(RenewRequest request, Reply<HolderResult> reply) {
-  impl_->on_actor(protocol::Op::renew, std::move(request), std::move(reply), &KeyActor::renew);
+  impl_->submit(protocol::Op::renew, std::move(request), std::move(reply),
+                &Impl::on_actor<&KeyActor::renew>);
 }
 
 void Engine::release(ReleaseRequest request, Reply<HolderResult> reply) {
-  impl_->on_actor(protocol::Op::release, std::move(request), std::move(reply), &KeyActor::release);
+  impl_->submit(protocol::Op::release, std::move(request), std::move(reply),
+                &Impl::on_actor<&KeyActor::release>);
 }
 
 void Engine::revoke(RevokeRequest request, Reply<HolderResult> reply) {
@@ -266,54 +408,23 @@ void Engine::revoke(RevokeRequest request, Reply<HolderResult> reply) {
     impl_->requests.leave();
     return;
   }
-  impl_->on_actor(protocol::Op::revoke, std::move(request), std::move(reply), &KeyActor::revoke);
+  impl_->submit(protocol::Op::revoke, std::move(request), std::move(reply),
+                &Impl::on_actor<&KeyActor::revoke>);
 }
 
 void Engine::check(CheckRequest request, Reply<HolderResult> reply) {
-  impl_->read(protocol::Op::check, std::move(request), std::move(reply), &KeyActor::check,
-              [](const storage::LedgerStore& ledger, const CheckRequest& request) {
-                HolderResult result;
-                storage::LoadedState loaded;
-                if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
-                  result.error = ledger_unreadable(status);
-                  return result;
-                }
-                Change ignored;
-                HolderOutcome outcome =
-                    tenure::check(loaded.state, request.key, request.token, request.owner,
-                                  request.caller.received_at, ignored);
-                result.status = outcome.status;
-                result.reason = outcome.reason;
-                result.key = request.key;
-                result.lease = loaded.state.lease;
-                return result;
-              });
+  impl_->submit(protocol::Op::check, std::move(request), std::move(reply),
+                &Impl::read<&KeyActor::check, &check_cold>);
 }
 
 void Engine::get(GetRequest request, Reply<GetResult> reply) {
-  impl_->read(protocol::Op::get, std::move(request), std::move(reply), &KeyActor::get,
-              [](const storage::LedgerStore& ledger, const GetRequest& request) {
-                GetResult result;
-                storage::LoadedState loaded;
-                if (storage::Status status = ledger.load(request.key, loaded); !status.ok()) {
-                  result.error = ledger_unreadable(status);
-                  return result;
-                }
-                result.key = request.key;
-                const auto& lease = loaded.state.lease;
-                if (lease && lease->live_at(request.caller.received_at)) result.lease = lease;
-                result.last_token = loaded.state.last_token;
-                // An actor may retire during lock-delay: the row still has it.
-                if (!result.lease && loaded.state.lock_until > request.caller.received_at) {
-                  result.lock_delay_until = loaded.state.lock_until;
-                }
-                return result;
-              });
+  impl_->submit(protocol::Op::get, std::move(request), std::move(reply),
+                &Impl::read<&KeyActor::get, &get_cold>);
 }
 
 void Engine::history(HistoryRequest request, Reply<HistoryResult> reply) {
-  impl_->read(protocol::Op::history, std::move(request), std::move(reply), &KeyActor::history,
-              &read_history);
+  impl_->submit(protocol::Op::history, std::move(request), std::move(reply),
+                &Impl::read<&KeyActor::history, &read_history>);
 }
 
 void Engine::list(ListRequest request, Reply<ListResult> reply) {
@@ -325,6 +436,7 @@ void Engine::list(ListRequest request, Reply<ListResult> reply) {
 
 void Engine::keepalive(KeepaliveRequest request, Reply<KeepaliveResult> reply) {
   if (!impl_->admit(protocol::Op::keepalive, reply)) return;
+  impl_->send_open_burst();
   impl_->stamp(request.caller);
   EngineCore& core = impl_->core;
   // Every shard renews the owner's keys it holds through their actors; the last answer, of all
@@ -387,6 +499,7 @@ void Engine::disconnect(ConnId conn, std::vector<std::string> keys) {
   // A stopped engine writes nothing more; recovery releases the connection-bound leases.
   TurnGate::Ticket ticket(core.turns);
   if (impl_->requests.closed()) return;
+  impl_->send_open_burst();
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   // One message per shard with that shard's keys.
@@ -452,6 +565,7 @@ EngineStats Engine::stats() const {
   s.waiters = static_cast<std::uint64_t>(std::max<std::int64_t>(core.counters.waiters, 0));
   s.expired = core.counters.expired.load();
   s.pending_turns = core.turns.open();
+  for (const auto& shard : core.shards) s.shard_posts += shard->posts();
   for (std::size_t i = 0; i < s.ops.size(); ++i) s.ops[i] = core.counters.ops[i].load();
   for (std::size_t i = 0; i < s.expiry_lateness_ms_log2.size(); ++i) {
     s.expiry_lateness_ms_log2[i] = core.counters.expiry_lateness_ms_log2[i].load();

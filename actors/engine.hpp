@@ -45,11 +45,12 @@ struct EngineConfig {
   bool cluster = false;
 };
 
-// Told when a lease bound to a connection is lost (expired or revoked) while it is open.
+// Told when leases bound to a connection are lost (expired or revoked) while it is open: the
+// events of one commit of one shard come in one call, in commit order.
 class ConnectionListener {
  public:
   virtual ~ConnectionListener() = default;
-  virtual void on_lost(const Event& event) = 0;
+  virtual void on_lost(std::vector<Event> events) = 0;
 };
 
 struct EngineStats {
@@ -60,6 +61,7 @@ struct EngineStats {
   std::uint64_t waiters = 0;
   std::uint64_t expired = 0;
   std::uint64_t pending_turns = 0;  // actor turns queued and shard timers armed
+  std::uint64_t shard_posts = 0;    // messages posted to shards (requests, bursts, commits)
   std::array<std::uint64_t, protocol::kEngineOpCount> ops{};  // by protocol::Op
   std::array<std::uint64_t, 16> expiry_lateness_ms_log2{};
   std::uint64_t expiry_lateness_ms_sum = 0;
@@ -69,6 +71,22 @@ struct EngineStats {
 
 class Engine {
  public:
+  // While a Burst of this engine is open on a thread, the requests made on that thread go to
+  // their shards when it closes, in order, as one message per shard instead of one per request
+  // (keepalive and disconnect send what it holds first, so every shard still sees a thread's
+  // requests in the order they were made). A session opens one around the requests of one read.
+  // Close it before waiting for any reply: the requests it holds have not started.
+  class Burst {
+   public:
+    explicit Burst(Engine& engine);
+    ~Burst();
+    Burst(const Burst&) = delete;
+    Burst& operator=(const Burst&) = delete;
+
+   private:
+    bool owns_;  // the outermost burst on this thread, the one that sends
+  };
+
   // Opens the ledger in config.data_dir; null with `error` set on failure.
   static std::unique_ptr<Engine> open(boost::asio::io_context& io, const Clock& clock,
                                       EngineConfig config, std::string& error);

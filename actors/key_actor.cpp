@@ -234,14 +234,7 @@ void KeyActor::finish(Step& step) {
     for (int i = static_cast<int>(change.events.size()) - 1; i >= 0; --i) {
       const Event& e = change.events[i];
       if (e.type != EventType::expired && e.type != EventType::revoked) continue;
-      step.replies.push_back(PendingReply{
-          0, i, [this, conn = change.lost_conn, event = e](bool ok, Revision rev) mutable {
-            if (!ok) return;
-            if (auto listener = core_.connections.find(conn)) {
-              event.revision = rev;
-              listener->on_lost(event);
-            }
-          }});
+      step.replies.push_back(PendingReply{0, i, nullptr, change.lost_conn});
       break;
     }
   }
@@ -300,17 +293,23 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, Events& events) {
   flush_ready(&events, seq, ok);
 }
 
-void KeyActor::flush_ready(const Events* events, std::uint64_t committed, bool ok) {
+void KeyActor::flush_ready(Events* events, std::uint64_t committed, bool ok) {
   Busy& b = *busy_;
   while (b.pending_head < b.pending.size() && b.pending[b.pending_head].seq <= b.committed_seq) {
     PendingReply r = std::move(b.pending[b.pending_head++]);
     bool this_write = events != nullptr && r.seq == committed;
-    Revision rev = core_.ledger->revision();
+    Event* event = nullptr;
     if (this_write && r.event_index >= 0 &&
         static_cast<std::size_t>(r.event_index) < events->size()) {
-      rev = (*events)[r.event_index].revision;
+      event = &(*events)[r.event_index];
     }
-    r.send(this_write ? ok : true, rev);
+    if (r.lost_conn != 0) {
+      // Its event comes with its write's commit; the shard sends a connection's notices of a
+      // commit together.
+      if (event != nullptr && ok) shard_.lost(r.lost_conn, std::move(*event));
+      continue;
+    }
+    r.send(this_write ? ok : true, event != nullptr ? event->revision : core_.ledger->revision());
   }
   if (b.pending_head == b.pending.size()) {
     b.pending.clear();

@@ -72,6 +72,8 @@ class KeyActor {
     std::uint64_t seq = 0;  // the write this reply waits for
     int event_index = -1;   // the event whose revision it reports
     std::function<void(bool ok, Revision revision)> send;
+    // A `lost` notice instead of a reply: the connection told once the event is durable.
+    ConnId lost_conn = 0;
   };
   struct Waiter {
     AcquireRequest request;
@@ -97,7 +99,8 @@ class KeyActor {
   void finish(Step& step);
   // The key's lease row as the ledger stores it, if this turn changed it.
   std::optional<std::string> encoded_row(bool dirty) const;
-  void flush_ready(const Events* events, std::uint64_t committed, bool ok);
+  // `events`: the committed write's, which its `lost` notices take.
+  void flush_ready(Events* events, std::uint64_t committed, bool ok);
   void account(const Events& events);
   void rearm();
   // Answers every waiter `unavailable` with `why`.

@@ -18,6 +18,7 @@
 #include "actors/owner_index.hpp"
 #include "actors/turn_gate.hpp"
 #include "core/clock.hpp"
+#include "core/lease.hpp"
 #include "core/slot.hpp"
 #include "storage/group_writer.hpp"
 
@@ -39,6 +40,7 @@ class Shard {
   template <typename Fn>
   void post(Fn&& fn) {
     queued_.fetch_add(1, std::memory_order_relaxed);
+    posts_.fetch_add(1, std::memory_order_relaxed);
     boost::asio::post(strand_, turns_.counted([this, fn = std::forward<Fn>(fn)]() mutable {
       queued_.fetch_sub(1, std::memory_order_relaxed);
       fn();
@@ -63,6 +65,9 @@ class Shard {
   void stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op);
   // Sends the staged writes now (recovery: before it reports its turn done).
   void submit_staged();
+  // Queues a `lost` notice for connection `conn`; the notices of one commit go to each
+  // connection in one call, at the end of the shard's turn.
+  void lost(ConnId conn, Event event);
   OwnerIndex& owners() { return owners_; }
   // Every resident actor.
   std::vector<ActorRef> actors() const;
@@ -79,6 +84,7 @@ class Shard {
 
   // Any thread.
   std::size_t resident() const { return resident_.load(std::memory_order_relaxed); }
+  std::uint64_t posts() const { return posts_.load(std::memory_order_relaxed); }
 
  private:
   struct Deadline {
@@ -115,6 +121,7 @@ class Shard {
   // The staged writes leave now if no other turn is queued on the shard (nothing to wait for),
   // else after the turns queued now: one group for the whole burst.
   void end_turn();
+  void send_lost();
   void arm(Millis at);
   void drop_retired_wakes();
 
@@ -138,10 +145,13 @@ class Shard {
   std::uint64_t slots_ = 0;  // cluster mode: the adopted slots, one bit each
   static_assert(kSlots <= 64);
 
+  // Notices for connections whose leases this turn's commits ended.
+  std::vector<std::pair<ConnId, Event>> lost_;
   std::vector<storage::WriteOp> staged_ops_;
   std::vector<Staged> staged_by_;
   bool flush_posted_ = false;
   std::atomic<std::size_t> queued_{0};  // turns posted and not yet begun
+  std::atomic<std::uint64_t> posts_{0};
 };
 
 }  // namespace tenure

@@ -101,6 +101,10 @@ rocksdb::Options make_options(const LedgerOptions& options, rocksdb::Env* env) {
     db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
   }
   db_options.paranoid_checks = true;
+  // Table files (flushes, compactions) are written back a MiB at a time, not all at their
+  // final sync: that burst of writeback queued every WAL sync behind it, and a commit then took
+  // up to 130 ms instead of under one (docs/benchmarks.md, the open-loop row).
+  db_options.bytes_per_sync = 1ull << 20;
 
   // Memtables are capped in total so that the daemon's memory is the leases', not RocksDB's.
   db_options.db_write_buffer_size = 16ull << 20;

@@ -24,10 +24,12 @@ void Conversation::audit(const AuditSubject& subject, const AuditOutcome& outcom
 
 void Conversation::open() { conn_ = context_.engine.connect(weak_from_this()); }
 
-void Conversation::on_lost(const Event& event) {
-  boost::asio::post(strand_, [self = shared_from_this(), event] {
-    self->keys_.lease_ended(event.key);
-    self->send([&](std::string& out) { format_lost(out, event); });
+void Conversation::on_lost(std::vector<Event> events) {
+  boost::asio::post(strand_, [self = shared_from_this(), events = std::move(events)] {
+    for (const Event& event : events) {
+      self->keys_.lease_ended(event.key);
+      self->send([&](std::string& out) { format_lost(out, event); });
+    }
   });
 }
 

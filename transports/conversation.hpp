@@ -49,7 +49,7 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   // thread.
   virtual void abort() = 0;
   // Any thread.
-  void on_lost(const Event& event) override;
+  void on_lost(std::vector<Event> events) override;
   // Whether it serves a client of another node, whose requests that node forwarded here.
   virtual bool proxied() const { return false; }
 

@@ -79,6 +79,10 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
   e.single("pending_turns", "gauge",
            "Actor turns queued on the io threads, plus armed expiry timers: the engine's backlog.",
            s.pending_turns);
+  e.single("shard_messages_total", "counter",
+           "Messages posted to the engine's shards: requests (one per shard per read burst of a "
+           "connection), commits, timer continuations.",
+           s.shard_posts);
   e.single("leases_expired_total", "counter", "Leases ended by their timer.", s.expired);
   e.single("ledger_healthy", "gauge", "1 while the ledger accepts writes, else 0.",
            s.healthy ? 1 : 0);

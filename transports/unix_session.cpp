@@ -72,12 +72,10 @@ void UnixSession::abort() {
 
 asio::awaitable<void> UnixSession::read_loop() {
   while (state_ == State::open) {
+    serve_lines();
+    if (state_ != State::open) co_return;
     if (read_budget_spent()) {
       co_await wait_for_room();
-      continue;
-    }
-    if (auto line = next_line()) {
-      handle_line(*line);
       continue;
     }
     if (!make_room_for_input()) {
@@ -142,6 +140,17 @@ bool UnixSession::make_room_for_input() {
   if (input_.size() >= limit) return false;
   input_.resize(std::min(limit, input_.size() * 2));
   return true;
+}
+
+// The requests of the lines read so far go to the engine as one burst: one message per shard
+// they touch, not one per request.
+void UnixSession::serve_lines() {
+  Engine::Burst burst(context_.engine);
+  while (state_ == State::open && !read_budget_spent()) {
+    auto line = next_line();
+    if (!line) return;
+    handle_line(*line);
+  }
 }
 
 void UnixSession::handle_line(std::string_view line) {

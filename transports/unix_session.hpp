@@ -50,6 +50,8 @@ class UnixSession final : public Conversation {
   void arm_write_timeout();
   std::optional<std::string_view> next_line();
   bool make_room_for_input();
+  // Serves the buffered lines until none is whole or the read budget is spent.
+  void serve_lines();
   void handle_line(std::string_view line);
 
   void queue(MessageFormat format, const std::shared_ptr<Subscription>& event_of) override;

@@ -1,5 +1,8 @@
 // The shard model: what a shard's turn writes, and work that spans shards.
 #include <catch2/catch.hpp>
+#include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "tests/unit/engine_fixture.hpp"
@@ -52,4 +55,138 @@ TEST_CASE("keepalive renews an owner's keys in every shard", "[shards]") {
   f.expire_due();
   for (int i = 0; i < 40; ++i) CHECK(f.get("ka/" + std::to_string(i)).lease);
   CHECK_FALSE(f.get("other").lease);
+}
+
+namespace {
+
+// Collects replies that engine threads deliver, in the order they arrive.
+template <typename Result>
+struct Replies {
+  std::mutex mutex;
+  std::vector<std::pair<int, Result>> got;
+
+  Reply<Result> to(int tag) {
+    return [this, tag](Result result) {
+      std::lock_guard lock(mutex);
+      got.emplace_back(tag, std::move(result));
+    };
+  }
+  std::size_t size() {
+    std::lock_guard lock(mutex);
+    return got.size();
+  }
+};
+
+AcquireRequest acquire_request(const EngineFixture& f, std::string key, std::string owner) {
+  AcquireRequest r;
+  r.key = std::move(key);
+  r.params.owner = std::move(owner);
+  r.params.ttl_ms = 1000;
+  r.caller = f.caller();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a burst's requests reach each shard in one message", "[shards]") {
+  EngineConfig config;
+  config.shards = 2;
+  EngineFixture f(config);
+  constexpr int kRequests = 64;
+  Replies<AcquireResult> replies;
+  std::uint64_t posts = f.engine().stats().shard_posts;
+  {
+    Engine::Burst burst(f.engine());
+    for (int i = 0; i < kRequests; ++i) {
+      f.engine().acquire(acquire_request(f, "burst/" + std::to_string(i), "o"), replies.to(i));
+    }
+    CHECK(f.engine().stats().shard_posts == posts);  // held until the burst closes
+  }
+  REQUIRE(eventually([&] { return replies.size() == kRequests; }));
+  for (const auto& [tag, result] : replies.got) CHECK(result.status == AcquireStatus::acquired);
+  // Per shard: one message with its requests, one with the commit of their writes.
+  CHECK(f.engine().stats().shard_posts - posts <= 2 * config.shards);
+}
+
+TEST_CASE("a burst keeps each key's requests, and a disconnect after them, in order", "[shards]") {
+  EngineConfig config;
+  config.shards = 4;
+  EngineFixture f(config);
+  ConnId conn = f.engine().connect({});
+  Replies<AcquireResult> acquires;
+  Replies<HolderResult> releases;
+  {
+    Engine::Burst burst(f.engine());
+    f.engine().acquire(acquire_request(f, "order/k", "a"), acquires.to(0));
+    f.engine().acquire(acquire_request(f, "order/k", "b"), acquires.to(1));
+    f.engine().release(
+        ReleaseRequest{"order/k", HolderParams{"a", std::nullopt, 0, false}, f.caller()},
+        releases.to(2));
+    f.engine().acquire(acquire_request(f, "order/k", "b"), acquires.to(3));
+    std::vector<std::string> bound;
+    for (int i = 0; i < 8; ++i) {
+      AcquireRequest r = acquire_request(f, "order/bound" + std::to_string(i), "c");
+      r.params.release_on_disconnect = true;
+      r.caller.conn = conn;
+      bound.push_back(r.key);
+      f.engine().acquire(std::move(r), acquires.to(10 + i));
+    }
+    // Sent after the acquires before it: it finds their actors and ends their leases.
+    f.engine().disconnect(conn, bound);
+  }
+  REQUIRE(eventually([&] { return acquires.size() == 11 && releases.size() == 1; }));
+  std::map<int, AcquireResult> by_tag(acquires.got.begin(), acquires.got.end());
+  CHECK(by_tag[0].status == AcquireStatus::acquired);
+  CHECK(by_tag[1].status == AcquireStatus::held);
+  CHECK(releases.got[0].second.status == HolderStatus::ok);
+  REQUIRE(by_tag[3].status == AcquireStatus::acquired);
+  CHECK(by_tag[3].lease->token > by_tag[0].lease->token);
+  for (int i = 0; i < 8; ++i) {
+    CHECK_FALSE(f.get("order/bound" + std::to_string(i)).lease);
+  }
+}
+
+TEST_CASE("a connection's lost leases of one commit come in one call", "[shards]") {
+  struct Listener : ConnectionListener {
+    std::mutex mutex;
+    std::size_t calls = 0;
+    std::vector<Event> events;
+    void on_lost(std::vector<Event> lost) override {
+      std::lock_guard lock(mutex);
+      ++calls;
+      for (Event& e : lost) events.push_back(std::move(e));
+    }
+  };
+  EngineConfig config;
+  config.shards = 2;
+  EngineFixture f(config);
+  auto listener = std::make_shared<Listener>();
+  ConnId conn = f.engine().connect(listener);
+  constexpr int kLeases = 200;
+  Replies<AcquireResult> acquires;
+  {
+    Engine::Burst burst(f.engine());
+    for (int i = 0; i < kLeases; ++i) {
+      AcquireRequest r = acquire_request(f, "lost/" + std::to_string(i), "o");
+      r.caller.conn = conn;
+      f.engine().acquire(std::move(r), acquires.to(i));
+    }
+  }
+  REQUIRE(eventually([&] { return acquires.size() == kLeases; }));
+  f.clock().advance(1000);
+  f.expire_due();
+  REQUIRE(eventually([&] {
+    std::lock_guard lock(listener->mutex);
+    return listener->events.size() == kLeases;
+  }));
+  std::lock_guard lock(listener->mutex);
+  // One expiry turn, one commit and one call per shard.
+  CHECK(listener->calls <= config.shards);
+  std::set<std::string> keys;
+  for (const Event& e : listener->events) {
+    CHECK(e.type == EventType::expired);
+    CHECK(e.revision > 0);
+    keys.insert(e.key);
+  }
+  CHECK(keys.size() == kLeases);
 }

@@ -159,7 +159,7 @@ TEST_CASE("a connection-bound lease is released when its connection closes", "[w
 TEST_CASE("the acquiring connection is told when its lease is lost", "[waiters]") {
   struct Listener : ConnectionListener {
     std::promise<Event> lost;
-    void on_lost(const Event& e) override { lost.set_value(e); }
+    void on_lost(std::vector<Event> events) override { lost.set_value(events.at(0)); }
   };
   EngineFixture f;
   auto listener = std::make_shared<Listener>();
