@@ -231,6 +231,16 @@ asio::awaitable<void> PeerClient::sweep() {
       late.push_back(std::move(it->second.done));
       it = inflight_.erase(it);
     }
+    if (!inflight_.empty() && left_cluster()) {
+      // Its etcd lease expired, and its claims with it: it can commit nothing more and its slots
+      // go to other nodes. A stalled node keeps the link open, so what waits on it is answered
+      // now rather than at the deadline, and its clients' retries reach the new owners. An
+      // acquire it served before stalling is safe to repeat (same owner: fresh:false).
+      spdlog::warn("node {} left the cluster with {} requests unanswered; answering them", node_,
+                   inflight_.size());
+      fail_all("node " + node_ + " left the cluster (its etcd lease expired); retry");
+      if (connected_) break_link();
+    }
     if (late.empty()) continue;
     Error error{errc::unavailable, "node " + node_ + " did not answer in time; retry"};
     for (auto& done : late) done({}, &error);
@@ -240,6 +250,12 @@ asio::awaitable<void> PeerClient::sweep() {
       break_link();
     }
   }
+}
+
+bool PeerClient::left_cluster() const {
+  auto nodes = cluster_.nodes();
+  return std::none_of(nodes.begin(), nodes.end(),
+                      [this](const ClusterView::Node& node) { return node.id == node_; });
 }
 
 void PeerClient::break_link() {

@@ -5,8 +5,9 @@
 // connections they came from. Requests are pipelined; those queued while a write is in flight go
 // out together in the next write. Every request has a deadline: one the owner has not answered by
 // then is answered `unavailable`, and the link, which looks stalled, is made again. When the link
-// breaks, every request on it is answered `unavailable` (it may or may not have been served; each
-// op is safe to retry). Everything runs on the link's strand unless said otherwise.
+// breaks, or the node leaves the cluster's view (its lease expired: it stalled or died), every
+// request on it is answered `unavailable` (it may or may not have been served; each op is safe to
+// retry). Everything runs on the link's strand unless said otherwise.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -69,6 +70,8 @@ class PeerClient : public std::enable_shared_from_this<PeerClient> {
   boost::asio::awaitable<void> write_loop();
   boost::asio::awaitable<void> sweep();
   void handle_line(std::string_view line);
+  // The node's registration is gone from the view (ClusterView::nodes).
+  bool left_cluster() const;
   void fail_all(const std::string& why);
   void break_link();
 

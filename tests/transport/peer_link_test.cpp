@@ -356,6 +356,35 @@ TEST_CASE_METHOD(TwoNodes,
   CHECK(refused["error"] == "unavailable");
 }
 
+TEST_CASE_METHOD(TwoNodes,
+                 "a request waiting on a node that stalls is unavailable once the node leaves",
+                 "[peer]") {
+  // A stalled node: its listener takes connections (the kernel does) but nothing reads them.
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor stalled(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  {
+    std::lock_guard lock(cluster.mutex);
+    cluster.claim_wait = 10s;
+    cluster.nodes.push_back({"c", "127.0.0.1:" + std::to_string(stalled.local_endpoint().port())});
+  }
+  cluster.own(slot_of("k"), "c");
+  auto sent = std::chrono::steady_clock::now();
+  auto id = on_a.send(R"("op":"acquire","key":"k","owner":"o")");
+  std::this_thread::sleep_for(300ms);
+  // Its etcd lease expired: its registration and its claims are gone from the view.
+  {
+    std::lock_guard lock(cluster.mutex);
+    std::erase_if(cluster.nodes, [](const ClusterView::Node& node) { return node.id == "c"; });
+  }
+  cluster.own(slot_of("k"), "");
+  Json refused = on_a.reply(id);
+  CHECK(refused["error"] == "unavailable");
+  // Well before the deadline (the claim wait, 10 s): the client can retry with the new owner.
+  CHECK(std::chrono::steady_clock::now() - sent < 3s);
+  cluster.own(slot_of("k"), "b");
+  CHECK(on_a.call(R"("op":"acquire","key":"k","owner":"o")")["status"] == "acquired");
+}
+
 TEST_CASE_METHOD(TwoNodes, "keepalive renews the owner's leases on every node", "[peer]") {
   std::string here = "k";
   std::string there = key_in_another_slot(here);
