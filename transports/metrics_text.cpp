@@ -106,6 +106,9 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
               static_cast<double>(s.writer.write_us_sum) / 1e6);
   e.single("commit_failures_total", "counter", "Group commits the ledger refused.",
            s.writer.failures);
+  e.single("commit_conflicts_total", "counter",
+           "Cluster mode: transactions sent again because another node wrote first.",
+           s.writer.conflicts);
 }
 
 // The process_* metrics of Prometheus's client libraries, under their standard names.
