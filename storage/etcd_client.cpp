@@ -14,9 +14,9 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
-#include <charconv>
 
 #include "core/base64.hpp"
+#include "core/parse_number.hpp"
 #include "storage/etcd_json.hpp"
 
 namespace tenure::storage {
@@ -103,11 +103,9 @@ Status parse_endpoints(std::string_view list, std::vector<std::string>& endpoint
     auto colon = rest.rfind(':');
     bool ok = colon != std::string_view::npos && colon > 0 && colon + 1 < rest.size() &&
               rest.find('/') == std::string_view::npos;
-    unsigned port = 0;
     if (ok) {
-      auto digits = rest.substr(colon + 1);
-      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-      ok = ec == std::errc() && end == digits.data() + digits.size() && port > 0 && port < 65536;
+      auto port = parse_number<unsigned>(rest.substr(colon + 1));
+      ok = port && *port > 0 && *port < 65536;
     }
     if (!ok) {
       return Status(errc::rejected,

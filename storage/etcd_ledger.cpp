@@ -3,13 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "core/parse_number.hpp"
 #include "core/slot.hpp"
 #include "storage/codec.hpp"
 
@@ -20,13 +20,6 @@ namespace {
 constexpr std::uint64_t kEventTrimStep = 4096;
 constexpr std::int64_t kPage = 1000;
 constexpr auto kRetryEvery = std::chrono::milliseconds(200);
-
-std::optional<std::uint64_t> parse_number(std::string_view text, int base) {
-  std::uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
 
 // The smallest key after `key`.
 std::string successor(std::string_view key) { return std::string(key) + '\0'; }
@@ -113,7 +106,7 @@ Status EtcdLedger::resync() {
     last_ = 0;
     rev_mod_ = 0;
   } else {
-    auto value = parse_number(result.kvs[0].value, 10);
+    auto value = parse_number<std::uint64_t>(result.kvs[0].value, 10);
     if (!value) return Status(errc::corruption, rev_key() + " is not a revision");
     last_ = *value;
     rev_mod_ = result.kvs[0].mod_revision;
@@ -413,8 +406,8 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
     if (!result.ranges.empty()) {
       const RangeResult& rev = result.ranges[0];
       std::int64_t mod = rev.kvs.empty() ? 0 : rev.kvs[0].mod_revision;
-      auto value =
-          rev.kvs.empty() ? std::optional<std::uint64_t>(0) : parse_number(rev.kvs[0].value, 10);
+      auto value = rev.kvs.empty() ? std::optional<std::uint64_t>(0)
+                                   : parse_number<std::uint64_t>(rev.kvs[0].value, 10);
       if (value && mod != rev_mod_) {
         moved = true;
         last_ = *value;
@@ -523,7 +516,7 @@ void EtcdLedger::watch_loop() {
     checked = now;
     KeyValue rev;
     if (!client_->get(rev_key(), rev).ok()) return false;  // etcd is away: not the stream
-    auto value = parse_number(rev.value, 10);
+    auto value = parse_number<std::uint64_t>(rev.value, 10);
     if (value && *value > delivered_.load()) {
       behind = *value;
       behind_since = now;
@@ -755,7 +748,7 @@ Status EtcdLedger::read_events(Revision from, std::size_t limit, std::vector<Eve
 
 std::optional<Revision> EtcdLedger::event_revision(std::string_view key) const {
   if (key.size() < 16) return std::nullopt;
-  return parse_number(key.substr(key.size() - 16), 16);
+  return parse_number<std::uint64_t>(key.substr(key.size() - 16), 16);
 }
 
 Status EtcdLedger::compact_history(Millis now, std::size_t& dropped) {

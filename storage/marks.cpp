@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/parse_number.hpp"
 namespace tenure::storage {
 namespace {
 
@@ -31,8 +31,9 @@ Status sync_path(const std::string& path, int flags) {
 bool parse_field(std::istringstream& in, const char* name, Revision& value) {
   std::string word, number;
   if (!(in >> word >> number) || word != name) return false;
-  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  return ec == std::errc() && end == number.data() + number.size();
+  auto parsed = parse_number<Revision>(number);
+  if (parsed) value = *parsed;
+  return parsed.has_value();
 }
 
 }  // namespace

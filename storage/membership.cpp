@@ -4,11 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <random>
 
 #include "core/json_writer.hpp"
+#include "core/parse_number.hpp"
 
 namespace tenure::storage {
 namespace {
@@ -231,10 +231,9 @@ Status Membership::read_view(std::map<std::string, std::string>& nodes,
   slots.assign(kSlots, SlotView{});
   for (KeyValue& kv : range.kvs) {
     std::string_view digits = std::string_view(kv.key).substr(slot_prefix.size());
-    std::uint32_t slot = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), slot);
-    if (ec != std::errc() || end != digits.data() + digits.size() || slot >= kSlots) continue;
-    slots[slot] = SlotView{std::move(kv.value), kv.create_revision, kv.lease};
+    auto slot = parse_number<std::uint32_t>(digits);
+    if (!slot || *slot >= kSlots) continue;
+    slots[*slot] = SlotView{std::move(kv.value), kv.create_revision, kv.lease};
   }
   return {};
 }

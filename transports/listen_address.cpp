@@ -1,6 +1,6 @@
 #include "transports/listen_address.hpp"
 
-#include <charconv>
+#include "core/parse_number.hpp"
 
 namespace tenure {
 
@@ -14,11 +14,8 @@ std::optional<ListenAddress> parse_listen_address(std::string_view text, std::st
   }
   std::string_view host = text.substr(0, colon);
   std::string_view port_text = text.substr(colon + 1);
-  unsigned port = 0;
-  auto [end, problem] =
-      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || problem != std::errc() || end != port_text.data() + port_text.size() ||
-      port > 65535) {
+  auto port = parse_number<unsigned>(port_text);
+  if (!port || *port > 65535) {
     error = "'" + std::string(port_text) + "' is not a port (0-65535)";
     return std::nullopt;
   }
@@ -33,7 +30,7 @@ std::optional<ListenAddress> parse_listen_address(std::string_view text, std::st
             "' is not an IP address (IPv6 in brackets, e.g. [::1]:7420) nor localhost";
     return std::nullopt;
   }
-  address.endpoint = ip::tcp::endpoint(ip, static_cast<unsigned short>(port));
+  address.endpoint = ip::tcp::endpoint(ip, static_cast<unsigned short>(*port));
   return address;
 }
 
