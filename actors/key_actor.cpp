@@ -2,11 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <bit>
 #include <boost/asio/post.hpp>
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 
 #include "actors/engine_core.hpp"
 #include "actors/reads.hpp"
@@ -43,7 +45,7 @@ void intrusive_ptr_release(KeyActor* actor) {
 
 namespace {
 
-// Drained Busy parts kept per thread: a key's every write needs one for a moment, and reusing
+// Drained Busy parts kept per shard: a key's every write needs one for a moment, and reusing
 // them saves an allocation (and its list and vectors' ones) per operation.
 constexpr std::size_t kSpareBusy = 256;
 // A queue that grew past this under a burst is not kept for reuse.
@@ -51,14 +53,9 @@ constexpr std::size_t kSparePendingCapacity = 64;
 
 }  // namespace
 
-std::vector<std::unique_ptr<KeyActor::Busy>>& KeyActor::spare_busy() {
-  thread_local std::vector<std::unique_ptr<Busy>> spare;
-  return spare;
-}
-
 KeyActor::Busy& KeyActor::busy() {
   if (busy_) return *busy_;
-  auto& spare = spare_busy();
+  auto& spare = shard_.spare_busy();
   if (spare.empty()) {
     busy_ = std::make_unique<Busy>();
   } else {
@@ -69,8 +66,9 @@ KeyActor::Busy& KeyActor::busy() {
 }
 
 void KeyActor::release_busy() {
-  auto& spare = spare_busy();
-  if (spare.size() < kSpareBusy && busy_->pending.capacity() <= kSparePendingCapacity) {
+  auto& spare = shard_.spare_busy();
+  if (spare.size() < kSpareBusy && busy_->pending.capacity() <= kSparePendingCapacity &&
+      busy_->inflight_tenures.size() <= kSparePendingCapacity) {
     busy_->pending.clear();
     busy_->pending_head = 0;
     busy_->write_seq = 0;
@@ -110,32 +108,46 @@ bool KeyActor::load_or_fail(Reply<Result>& reply) {
 
 // ---- replies ---------------------------------------------------------------------------------
 
-template <typename Result>
-void KeyActor::reply_now(Step& step, Reply<Result> reply, Result result) {
-  step.replies.push_back(PendingReply{
-      0, -1,
-      [this, reply = std::move(reply), result = std::move(result)](bool ok, Revision) mutable {
-        if (!ok) result.error = ledger_unavailable(*core_.ledger);
-        reply(std::move(result));
-      }});
+void KeyActor::send(PendingReply& reply, bool ok, Revision revision) {
+  std::visit(
+      [&]<typename A>(A& answer) {
+        if constexpr (!std::is_same_v<A, std::monostate>) {
+          if (!ok) {
+            answer.result.error = ledger_unavailable(*core_.ledger);
+          } else if constexpr (requires { answer.result.revision; }) {
+            if (reply.reports_revision) answer.result.revision = revision;
+          }
+          answer.reply(std::move(answer.result));
+        }
+      },
+      reply.answer);
 }
 
-void KeyActor::reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh) {
+template <typename Result>
+void KeyActor::reply_now(Step& step, Reply<Result> reply, Result result) {
+  PendingReply& r = step.replies.emplace_back();
+  r.answer.template emplace<Answer<Result>>(Answer<Result>{std::move(reply), std::move(result)});
+}
+
+std::optional<Lease> KeyActor::lease_for_reply(std::string& owner) {
+  if (!state_.lease || owner != state_.lease->owner) return state_.lease;
+  std::string held = std::move(state_.lease->owner);
+  std::optional<Lease> lease = state_.lease;  // without its owner: no copy of those bytes
+  state_.lease->owner = std::move(held);
+  lease->owner = std::move(owner);
+  return lease;
+}
+
+void KeyActor::reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh,
+                              std::string owner) {
   AcquireResult result;
   result.status = AcquireStatus::acquired;
   result.fresh = fresh;
   result.key = key();
-  result.lease = state_.lease;
-  step.replies.push_back(PendingReply{
-      0, static_cast<int>(step.change.events.size()) - 1,
-      [this, reply = std::move(reply), result = std::move(result)](bool ok, Revision rev) mutable {
-        if (ok) {
-          result.revision = rev;
-        } else {
-          result.error = ledger_unavailable(*core_.ledger);
-        }
-        reply(std::move(result));
-      }});
+  result.lease = lease_for_reply(owner);
+  reply_now(step, std::move(reply), std::move(result));
+  step.replies.back().event_index = static_cast<int>(step.change.events.size()) - 1;
+  step.replies.back().reports_revision = true;
 }
 
 void KeyActor::reply_held(Step& step, Reply<AcquireResult> reply, const AcquireOutcome& outcome) {
@@ -149,7 +161,7 @@ void KeyActor::reply_held(Step& step, Reply<AcquireResult> reply, const AcquireO
 }
 
 void KeyActor::reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome outcome,
-                            bool reports_event) {
+                            bool reports_event, std::string owner) {
   HolderResult result;
   if (outcome.status == HolderStatus::forbidden) {
     result.error = Error{errc::forbidden, "the lease on this key was acquired by another user"};
@@ -157,19 +169,12 @@ void KeyActor::reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome
   result.status = outcome.status;
   result.reason = outcome.reason;
   result.key = key();
-  result.lease = state_.lease;
+  result.lease = lease_for_reply(owner);
   result.token = outcome.token;
-  int event_index = reports_event ? static_cast<int>(step.change.events.size()) - 1 : -1;
-  step.replies.push_back(PendingReply{
-      0, event_index,
-      [this, reply = std::move(reply), result = std::move(result)](bool ok, Revision rev) mutable {
-        if (ok) {
-          result.revision = rev;
-        } else {
-          result.error = ledger_unavailable(*core_.ledger);
-        }
-        reply(std::move(result));
-      }});
+  reply_now(step, std::move(reply), std::move(result));
+  step.replies.back().event_index =
+      reports_event ? static_cast<int>(step.change.events.size()) - 1 : -1;
+  step.replies.back().reports_revision = true;
 }
 
 // ---- the turn: settle, act, persist, answer ---------------------------------------------------
@@ -198,7 +203,8 @@ void KeyActor::serve_waiters(Millis now, Step& step) {
   AcquireOutcome outcome =
       tenure::acquire(state_, key(), first.request.params, now, core_.config.limits, step.change);
   if (outcome.status == AcquireStatus::acquired) {
-    reply_acquired(step, std::move(first.reply), outcome.fresh);
+    reply_acquired(step, std::move(first.reply), outcome.fresh,
+                   std::move(first.request.params.owner));
     waiters.pop_front();
     core_.counters.waiters.fetch_sub(1);
   }
@@ -234,13 +240,15 @@ void KeyActor::finish(Step& step) {
     for (int i = static_cast<int>(change.events.size()) - 1; i >= 0; --i) {
       const Event& e = change.events[i];
       if (e.type != EventType::expired && e.type != EventType::revoked) continue;
-      step.replies.push_back(PendingReply{0, i, nullptr, change.lost_conn});
+      PendingReply& lost = step.replies.emplace_back();
+      lost.event_index = i;
+      lost.lost_conn = change.lost_conn;
       break;
     }
   }
   if (!busy_ && change.empty()) {
     // No write of this key in flight, none made: the replies can leave now, without a queue.
-    for (PendingReply& r : step.replies) r.send(true, core_.ledger->revision());
+    for (PendingReply& r : step.replies) send(r, true, core_.ledger->revision());
     rearm();
     return;
   }
@@ -248,7 +256,7 @@ void KeyActor::finish(Step& step) {
   std::uint64_t seq = b.write_seq;
   if (!change.empty()) {
     seq = ++b.write_seq;
-    if (!change.tenures.empty()) b.inflight_tenures.push_back({seq, change.tenures});
+    if (!change.tenures.empty()) keep_inflight(b, seq, change.tenures);
     shard_.stage(*this, seq,
                  storage::WriteOp{std::string(key()), encoded_row(change.state_dirty),
                                   std::move(change.tenures), std::move(change.events)});
@@ -261,19 +269,39 @@ void KeyActor::finish(Step& step) {
   rearm();
 }
 
+void KeyActor::keep_inflight(Busy& b, std::uint64_t seq, TenureRecords& tenures) {
+  for (TenureRecord& t : tenures) {
+    if (b.inflight_count == b.inflight_tenures.size()) b.inflight_tenures.emplace_back();
+    Busy::InflightTenure& kept = b.inflight_tenures[b.inflight_count++];
+    kept.seq = seq;
+    if (t.ended_at) {
+      kept.record = t;  // into a spent record: its owner's buffer is reused
+    } else {
+      kept.record = std::move(t);
+    }
+  }
+  tenures.erase(std::remove_if(tenures.begin(), tenures.end(),
+                               [](const TenureRecord& t) { return !t.ended_at; }),
+                tenures.end());
+}
+
 std::optional<std::string> KeyActor::encoded_row(bool dirty) const {
   if (!dirty) return std::nullopt;
-  std::optional<std::string> row(std::in_place);
-  // Room for a row with a lease and a long owner name at once, instead of growing it in steps.
-  row->reserve(128);
+  // A buffer of a committed row: a row with a lease and a long owner fits it.
+  std::optional<std::string> row(shard_.spare_row());
   storage::encode_state(state_, *row);
   return row;
 }
 
 void KeyActor::on_committed(std::uint64_t seq, bool ok, Events& events) {
   busy_->committed_seq = seq;
-  std::erase_if(busy_->inflight_tenures,
-                [&](const Busy::InflightTenures& t) { return t.seq <= seq; });
+  // The committed records are the first ones: they go behind the others, spent.
+  auto& inflight = busy_->inflight_tenures;
+  auto live = inflight.begin() + static_cast<std::ptrdiff_t>(busy_->inflight_count);
+  auto committed = std::find_if(inflight.begin(), live,
+                                [&](const Busy::InflightTenure& t) { return t.seq > seq; });
+  busy_->inflight_count -= static_cast<std::size_t>(committed - inflight.begin());
+  std::rotate(inflight.begin(), committed, live);
   if (retired_) {
     // Dropped with its slot: the key's books are kept by its new owner, from the ledger.
     if (!ok) core_.ledger->refusal_settled();
@@ -309,7 +337,7 @@ void KeyActor::flush_ready(Events* events, std::uint64_t committed, bool ok) {
       if (event != nullptr && ok) shard_.lost(r.lost_conn, std::move(*event));
       continue;
     }
-    r.send(this_write ? ok : true, event != nullptr ? event->revision : core_.ledger->revision());
+    send(r, this_write ? ok : true, event != nullptr ? event->revision : core_.ledger->revision());
   }
   if (b.pending_head == b.pending.size()) {
     b.pending.clear();
@@ -363,7 +391,7 @@ void KeyActor::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
   }
   switch (outcome.status) {
     case AcquireStatus::acquired:
-      reply_acquired(step, std::move(reply), outcome.fresh);
+      reply_acquired(step, std::move(reply), outcome.fresh, std::move(params.owner));
       break;
     case AcquireStatus::forbidden: {
       AcquireResult result;
@@ -398,7 +426,8 @@ void KeyActor::renew(RenewRequest request, Reply<HolderResult> reply) {
   Millis now = begin_holder_turn(request.caller, request.holder, step);
   HolderOutcome outcome = tenure::renew(state_, key(), request.holder, request.ttl_ms, now,
                                         core_.config.limits, step.change);
-  reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
+  reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok,
+               std::move(request.holder.owner));
   finish(step);
 }
 
@@ -465,8 +494,8 @@ void KeyActor::history(HistoryRequest request, Reply<HistoryResult> reply) {
   // As of this turn: the ledger, with this key's uncommitted tenure records laid over it.
   std::vector<TenureRecord> newer;
   if (busy_) {
-    for (const Busy::InflightTenures& t : busy_->inflight_tenures) {
-      newer.insert(newer.end(), t.records.begin(), t.records.end());
+    for (std::size_t i = 0; i < busy_->inflight_count; ++i) {
+      newer.push_back(busy_->inflight_tenures[i].record);
     }
   }
   for (const TenureRecord& t : step.change.tenures) newer.push_back(t);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "actors/actor_ref.hpp"
@@ -63,18 +64,31 @@ class KeyActor {
   Millis wake_at() const { return wake_at_; }
 
  private:
+  friend class Shard;  // keeps drained Busy parts
   friend void intrusive_ptr_add_ref(KeyActor* actor);
   friend void intrusive_ptr_release(KeyActor* actor);
   KeyActor(EngineCore& core, Shard& shard, std::size_t key_size);
   ~KeyActor() = default;
 
+  // A reply and the result it will send, kept by value: a std::function around them would
+  // allocate per request.
+  template <typename Result>
+  struct Answer {
+    Reply<Result> reply;
+    Result result;
+  };
   struct PendingReply {
     std::uint64_t seq = 0;  // the write this reply waits for
     int event_index = -1;   // the event whose revision it reports
-    std::function<void(bool ok, Revision revision)> send;
-    // A `lost` notice instead of a reply: the connection told once the event is durable.
+    // Empty: a `lost` notice instead of a reply, the connection told once the event is durable.
+    std::variant<std::monostate, Answer<AcquireResult>, Answer<HolderResult>, Answer<GetResult>,
+                 Answer<HistoryResult>>
+        answer;
+    bool reports_revision = false;  // the result's revision is the commit's
     ConnId lost_conn = 0;
   };
+  // Sends the reply: `ok` whether its write was made durable, `revision` the one it reports.
+  void send(PendingReply& reply, bool ok, Revision revision);
   struct Waiter {
     AcquireRequest request;
     Millis deadline = 0;
@@ -107,12 +121,15 @@ class KeyActor {
   void turn_away_waiters(const char* why);
   bool idle() const { return !retired_ && !state_.lease && !busy_ && !indexed_; }
 
-  void reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh);
+  // `owner`: the request's, equal to the lease's, moved into the result instead of a copy.
+  void reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh, std::string owner);
   void reply_held(Step& step, Reply<AcquireResult> reply, const AcquireOutcome& outcome);
   template <typename Result>
   void reply_now(Step& step, Reply<Result> reply, Result result);
   void reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome outcome,
-                    bool reports_event);
+                    bool reports_event, std::string owner = {});
+  // The live lease for a result, its owner taken from `owner` (the request's) when equal.
+  std::optional<Lease> lease_for_reply(std::string& owner);
 
   // What only an actor with work queued or in flight needs. Allocated on demand and freed
   // once drained (see maybe_retire), so a quiet actor holding a lease stays small.
@@ -121,26 +138,31 @@ class KeyActor {
     // Replies in request order; pending_head is the first unsent one.
     std::vector<PendingReply> pending;
     std::size_t pending_head = 0;
-    // Tenure records of writes not yet committed, so history can answer as of its turn.
-    struct InflightTenures {
+    // Tenure records of writes not yet committed, so history can answer as of its turn: the
+    // first `inflight_count`, in write order. The rest are spent ones, kept so that the next
+    // copies reuse their owners' buffers.
+    struct InflightTenure {
       std::uint64_t seq;
-      TenureRecords records;
+      TenureRecord record;
     };
-    std::vector<InflightTenures> inflight_tenures;
+    std::vector<InflightTenure> inflight_tenures;
+    std::size_t inflight_count = 0;
     // Numbering restarts with each Busy: it is freed only when no write is in flight.
     std::uint64_t write_seq = 0;      // last write submitted
     std::uint64_t committed_seq = 0;  // last write the ledger answered
 
     bool drained() const {
-      return waiters.empty() && pending_head == pending.size() && inflight_tenures.empty() &&
+      return waiters.empty() && pending_head == pending.size() && inflight_count == 0 &&
              write_seq == committed_seq;
     }
   };
   Busy& busy();
-  static std::vector<std::unique_ptr<Busy>>& spare_busy();
-  // Gives back a drained Busy, kept for the next actor on this thread that needs one.
+  // Gives back a drained Busy, kept by the shard for the next of its actors that needs one.
   void release_busy();
   std::size_t waiter_count() const { return busy_ ? busy_->waiters.size() : 0; }
+  // Keeps the write's tenure records for history; leaves in `tenures` the ended ones, the only
+  // ones the ledger writes (a live tenure is read from the lease row).
+  void keep_inflight(Busy& busy, std::uint64_t seq, TenureRecords& tenures);
 
   std::atomic<std::uint32_t> count_{0};  // references: the shard, its deadlines, its writes
   EngineCore& core_;

@@ -21,6 +21,31 @@ constexpr std::size_t kMaxGroup = 4096;
 constexpr std::size_t kShrinkFactor = 8;
 constexpr std::size_t kShrinkAbove = 1024;  // slots; smaller tables are not worth it
 
+// Committed groups' vectors kept for the next groups, and their rows' buffers: as many as a few
+// groups in flight need, no more.
+constexpr std::size_t kSpareGroups = 4;
+constexpr std::size_t kSpareRows = 1024;
+constexpr std::size_t kRowCapacity = 128;  // a row with a lease and a long owner fits
+constexpr std::size_t kSpareRowCapacity = 512;
+
+// The last of `spares`, or an empty vector with room for `size`.
+template <typename T>
+std::vector<T> take_spare(std::vector<std::vector<T>>& spares, std::size_t size) {
+  std::vector<T> v;
+  if (!spares.empty()) {
+    v.swap(spares.back());
+    spares.pop_back();
+  }
+  v.reserve(size);
+  return v;
+}
+
+template <typename T>
+void give_spare(std::vector<std::vector<T>>& spares, std::vector<T>& v) {
+  v.clear();
+  if (spares.size() < kSpareGroups && v.capacity() <= kMaxGroup) spares.push_back(std::move(v));
+}
+
 template <typename T>
 void shrink_if_sparse(std::vector<T>& v) {
   if (v.capacity() > kShrinkAbove && v.size() * kShrinkFactor < v.capacity()) v.shrink_to_fit();
@@ -147,6 +172,27 @@ void Shard::stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op) {
 
 void Shard::lost(ConnId conn, Event event) { lost_.emplace_back(conn, std::move(event)); }
 
+std::string Shard::spare_row() {
+  std::string row;
+  if (spare_rows_.empty()) {
+    row.reserve(kRowCapacity);
+  } else {
+    row.swap(spare_rows_.back());
+    spare_rows_.pop_back();
+  }
+  return row;
+}
+
+void Shard::recycle(std::vector<Staged>& by, std::vector<storage::WriteOp>& written) {
+  for (storage::WriteOp& op : written) {
+    if (op.row && op.row->capacity() <= kSpareRowCapacity && spare_rows_.size() < kSpareRows) {
+      spare_rows_.push_back(std::move(*op.row));
+    }
+  }
+  give_spare(spare_ops_, written);
+  give_spare(spare_by_, by);
+}
+
 void Shard::send_lost() {
   // By connection, in commit order within each: one call, and one post, per connection.
   std::stable_sort(lost_.begin(), lost_.end(),
@@ -185,21 +231,21 @@ void Shard::submit_staged() {
   std::size_t ops_size = staged_ops_.size();
   std::vector<storage::WriteOp> ops;
   ops.swap(staged_ops_);
-  // The next group is likely as big: one allocation instead of a dozen regrowths and moves.
-  staged_ops_.reserve(ops.size());
+  // The next group is likely as big: room for it at once instead of a dozen regrowths.
+  staged_ops_ = take_spare(spare_ops_, ops_size);
   core_.ledger->submit(
       std::move(ops),
       [this, by = std::move(staged_by_)](bool ok, std::vector<storage::WriteOp>& written) mutable {
         // On the ledger's commit thread: the actors' part runs on the strand, as one message.
-        post([by = std::move(by), ok, written = std::move(written)]() mutable {
+        post([this, by = std::move(by), ok, written = std::move(written)]() mutable {
           for (std::size_t i = 0; i < by.size(); ++i) {
             by[i].actor->on_committed(by[i].seq, ok, written[i].events);
             by[i].actor->maybe_retire();
           }
+          recycle(by, written);
         });
       });
-  staged_by_.clear();
-  staged_by_.reserve(ops_size);
+  staged_by_ = take_spare(spare_by_, ops_size);
 }
 
 std::vector<ActorRef> Shard::actors() const { return {actors_.begin(), actors_.end()}; }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "actors/actor_ref.hpp"
+#include "actors/key_actor.hpp"
 #include "actors/owner_index.hpp"
 #include "actors/turn_gate.hpp"
 #include "core/clock.hpp"
@@ -68,6 +69,10 @@ class Shard {
   // Queues a `lost` notice for connection `conn`; the notices of one commit go to each
   // connection in one call, at the end of the shard's turn.
   void lost(ConnId conn, Event event);
+  // An empty string for a key's encoded row: a committed row's buffer when one is kept.
+  std::string spare_row();
+  // Its actors' drained Busy parts, kept for the next ones that need one (KeyActor::busy).
+  std::vector<std::unique_ptr<KeyActor::Busy>>& spare_busy() { return spare_busy_; }
   OwnerIndex& owners() { return owners_; }
   // Every resident actor.
   std::vector<ActorRef> actors() const;
@@ -118,6 +123,8 @@ class Shard {
   };
 
   void retire(KeyActor& actor);
+  // Keeps what a committed group leaves for the next groups: its vectors and its rows' buffers.
+  void recycle(std::vector<Staged>& by, std::vector<storage::WriteOp>& written);
   // The staged writes leave now if no other turn is queued on the shard (nothing to wait for),
   // else after the turns queued now: one group for the whole burst.
   void end_turn();
@@ -149,6 +156,11 @@ class Shard {
   std::vector<std::pair<ConnId, Event>> lost_;
   std::vector<storage::WriteOp> staged_ops_;
   std::vector<Staged> staged_by_;
+  // Emptied by committed groups, for the next ones (a few groups may be in flight at once).
+  std::vector<std::vector<storage::WriteOp>> spare_ops_;
+  std::vector<std::vector<Staged>> spare_by_;
+  std::vector<std::string> spare_rows_;
+  std::vector<std::unique_ptr<KeyActor::Busy>> spare_busy_;
   bool flush_posted_ = false;
   std::atomic<std::size_t> queued_{0};  // turns posted and not yet begun
   std::atomic<std::uint64_t> posts_{0};
