@@ -33,6 +33,8 @@ using ShardCalls = std::vector<ShardCall>;
 // Emptied vectors kept per thread for the next bursts, and the most calls a kept one holds.
 constexpr std::size_t kSpareCallVectors = 16;
 constexpr std::size_t kKeptCallCapacity = 256;
+// Room in a new vector: a pipelined read's calls to a shard fit without regrowing it.
+constexpr std::size_t kNewCallCapacity = 16;
 
 // The burst open on this thread, if any: its engine and what it holds, by shard index.
 struct OpenBurst {
@@ -41,7 +43,13 @@ struct OpenBurst {
   std::vector<ShardCalls> spare;
 
   ShardCalls take_spare() {
-    if (spare.empty()) return {};
+    if (spare.empty()) {
+      // Vectors go back to the spares of the thread that ran their shard's turn, so a thread
+      // that reads more than it runs makes new ones.
+      ShardCalls calls;
+      calls.reserve(kNewCallCapacity);
+      return calls;
+    }
     ShardCalls calls = std::move(spare.back());
     spare.pop_back();
     return calls;

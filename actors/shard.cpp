@@ -21,9 +21,10 @@ constexpr std::size_t kMaxGroup = 4096;
 constexpr std::size_t kShrinkFactor = 8;
 constexpr std::size_t kShrinkAbove = 1024;  // slots; smaller tables are not worth it
 
-// Committed groups' vectors kept for the next groups, and their rows' buffers: as many as a few
-// groups in flight need, no more.
-constexpr std::size_t kSpareGroups = 4;
+// Committed groups' vectors kept for the next groups, and their rows' buffers: as many as the
+// groups in flight under a pipelined load need; a recovery's big groups are not kept.
+constexpr std::size_t kSpareGroups = 16;
+constexpr std::size_t kSpareGroupCapacity = 256;
 constexpr std::size_t kSpareRows = 1024;
 constexpr std::size_t kRowCapacity = 128;  // a row with a lease and a long owner fits
 constexpr std::size_t kSpareRowCapacity = 512;
@@ -43,7 +44,9 @@ std::vector<T> take_spare(std::vector<std::vector<T>>& spares, std::size_t size)
 template <typename T>
 void give_spare(std::vector<std::vector<T>>& spares, std::vector<T>& v) {
   v.clear();
-  if (spares.size() < kSpareGroups && v.capacity() <= kMaxGroup) spares.push_back(std::move(v));
+  if (spares.size() < kSpareGroups && v.capacity() <= kSpareGroupCapacity) {
+    spares.push_back(std::move(v));
+  }
 }
 
 template <typename T>
@@ -166,11 +169,23 @@ void Shard::fire_due() {
 
 void Shard::stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op) {
   staged_ops_.push_back(std::move(op));
-  staged_by_.push_back(Staged{ActorRef(&actor), seq});
+  if (staged_by_ == nullptr) staged_by_ = take_staged_by(0);
+  staged_by_->push_back(Staged{ActorRef(&actor), seq});
   if (staged_ops_.size() >= kMaxGroup) submit_staged();
 }
 
 void Shard::lost(ConnId conn, Event event) { lost_.emplace_back(conn, std::move(event)); }
+
+std::vector<Shard::Staged>* Shard::take_staged_by(std::size_t size) {
+  if (spare_by_.empty()) {
+    staged_lists_.push_back(std::make_unique<std::vector<Staged>>());
+    spare_by_.push_back(staged_lists_.back().get());
+  }
+  std::vector<Staged>* by = spare_by_.back();
+  spare_by_.pop_back();
+  by->reserve(size);
+  return by;
+}
 
 std::string Shard::spare_row() {
   std::string row;
@@ -190,7 +205,10 @@ void Shard::recycle(std::vector<Staged>& by, std::vector<storage::WriteOp>& writ
     }
   }
   give_spare(spare_ops_, written);
-  give_spare(spare_by_, by);
+  by.clear();
+  // The lists stay (as many as groups were ever in flight at once), their buffers only a few.
+  if (spare_by_.size() >= kSpareGroups || by.capacity() > kSpareGroupCapacity) by.shrink_to_fit();
+  spare_by_.push_back(&by);
 }
 
 void Shard::send_lost() {
@@ -233,19 +251,19 @@ void Shard::submit_staged() {
   ops.swap(staged_ops_);
   // The next group is likely as big: room for it at once instead of a dozen regrowths.
   staged_ops_ = take_spare(spare_ops_, ops_size);
-  core_.ledger->submit(
-      std::move(ops),
-      [this, by = std::move(staged_by_)](bool ok, std::vector<storage::WriteOp>& written) mutable {
-        // On the ledger's commit thread: the actors' part runs on the strand, as one message.
-        post([this, by = std::move(by), ok, written = std::move(written)]() mutable {
-          for (std::size_t i = 0; i < by.size(); ++i) {
-            by[i].actor->on_committed(by[i].seq, ok, written[i].events);
-            by[i].actor->maybe_retire();
-          }
-          recycle(by, written);
-        });
-      });
-  staged_by_ = take_spare(spare_by_, ops_size);
+  core_.ledger->submit(std::move(ops),
+                       [this, by = staged_by_](bool ok, std::vector<storage::WriteOp>& written) {
+                         // On the ledger's commit thread: the actors' part runs on the strand, as
+                         // one message.
+                         post([this, by, ok, written = std::move(written)]() mutable {
+                           for (std::size_t i = 0; i < by->size(); ++i) {
+                             (*by)[i].actor->on_committed((*by)[i].seq, ok, written[i].events);
+                             (*by)[i].actor->maybe_retire();
+                           }
+                           recycle(*by, written);
+                         });
+                       });
+  staged_by_ = take_staged_by(ops_size);
 }
 
 std::vector<ActorRef> Shard::actors() const { return {actors_.begin(), actors_.end()}; }

@@ -11,6 +11,7 @@
 #include <boost/unordered/unordered_flat_set.hpp>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -125,6 +126,8 @@ class Shard {
   void retire(KeyActor& actor);
   // Keeps what a committed group leaves for the next groups: its vectors and its rows' buffers.
   void recycle(std::vector<Staged>& by, std::vector<storage::WriteOp>& written);
+  // An empty list for the actors of the next group, with room for `size`.
+  std::vector<Staged>* take_staged_by(std::size_t size);
   // The staged writes leave now if no other turn is queued on the shard (nothing to wait for),
   // else after the turns queued now: one group for the whole burst.
   void end_turn();
@@ -155,10 +158,13 @@ class Shard {
   // Notices for connections whose leases this turn's commits ended.
   std::vector<std::pair<ConnId, Event>> lost_;
   std::vector<storage::WriteOp> staged_ops_;
-  std::vector<Staged> staged_by_;
+  // The actors of the group being staged: one of staged_lists_, which the shard keeps so that
+  // a group's commit callback carries a pointer to its list, not the list (which allocated).
+  std::vector<Staged>* staged_by_ = nullptr;
+  std::vector<std::unique_ptr<std::vector<Staged>>> staged_lists_;
   // Emptied by committed groups, for the next ones (a few groups may be in flight at once).
   std::vector<std::vector<storage::WriteOp>> spare_ops_;
-  std::vector<std::vector<Staged>> spare_by_;
+  std::vector<std::vector<Staged>*> spare_by_;
   std::vector<std::string> spare_rows_;
   std::vector<std::unique_ptr<KeyActor::Busy>> spare_busy_;
   bool flush_posted_ = false;

@@ -11,8 +11,12 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <new>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "tests/support/temp_dir.hpp"
 #include "transports/unix_server.hpp"
@@ -20,6 +24,7 @@
 namespace {
 
 std::atomic<std::uint64_t> allocations{0};
+std::atomic<std::uint64_t> news{0};  // operator new alone: Asio's handlers are not among them
 
 }  // namespace
 
@@ -31,66 +36,129 @@ extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) {
 
 void* operator new(std::size_t size) {
   allocations.fetch_add(1, std::memory_order_relaxed);
+  news.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// Not inlined: GCC would see free() meet a new-expression's pointer and warn of a mismatch.
+__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace tenure {
 namespace {
 
 namespace asio = boost::asio;
 
+// An engine and a socket server on one io thread in a temporary directory, and a client of it.
+class Served {
+ public:
+  explicit Served(std::size_t shards) {
+    thread_ = std::thread([this] { io_.run(); });
+    EngineConfig config;
+    config.data_dir = dir_.str("ledger");
+    config.sync = false;
+    config.shards = shards;
+    std::string error;
+    engine_ = Engine::open(io_, clock_, config, error);
+    REQUIRE(engine_);
+    REQUIRE(engine_->start(error));
+    context_.reset(new ServerContext{*engine_, {}, clock_.now(), {}, {}});
+    server_ = std::make_unique<UnixServer>(io_, *context_, 16);
+    REQUIRE(server_->listen(dir_.str("socket"), error));
+    server_->start();
+    client_.connect(asio::local::stream_protocol::endpoint(dir_.str("socket")));
+    in_.reserve(4096);
+  }
+  ~Served() {
+    client_.close();
+    CHECK(context_->registry.wait_empty(std::chrono::seconds(10)));
+    server_->stop();
+    engine_->stop();
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+
+  // Sends `line` and reads one reply; whether it has `says` in it.
+  bool round(const std::string& line, std::string_view says = {}) {
+    asio::write(client_, asio::buffer(line));
+    std::size_t n = asio::read_until(client_, asio::dynamic_buffer(in_), '\n');
+    bool found = in_.find(says) < n;
+    in_.erase(0, n);
+    return found;
+  }
+
+ private:
+  test::TempDir dir_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
+  std::thread thread_;
+  SystemClock clock_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<ServerContext> context_;
+  std::unique_ptr<UnixServer> server_;
+  asio::io_context client_io_;
+  asio::local::stream_protocol::socket client_{client_io_};
+  std::string in_;
+};
+
 TEST_CASE("a ping with a long id is read, answered and written without an allocation",
           "[transport]") {
-  test::TempDir dir;
-  asio::io_context io;
-  auto work = asio::make_work_guard(io);
-  std::thread thread([&] { io.run(); });
-  SystemClock clock;
-  EngineConfig config;
-  config.data_dir = dir.str("ledger");
-  config.sync = false;
-  std::string error;
-  auto engine = Engine::open(io, clock, config, error);
-  REQUIRE(engine);
-  REQUIRE(engine->start(error));
-  ServerContext context{*engine, {}, clock.now(), {}, {}};
-  UnixServer server(io, context, 16);
-  REQUIRE(server.listen(dir.str("socket"), error));
-  server.start();
+  Served served(4);
+  // An id beyond any small-string buffer: a copy of it would allocate.
+  const std::string line =
+      R"({"id":"a request id longer than any small string buffer","op":"ping"})"
+      "\n";
+  for (int i = 0; i < 200; ++i) served.round(line);  // the connection's buffers and slots grow once
+  std::uint64_t before = allocations.load();
+  constexpr int kPings = 1000;
+  for (int i = 0; i < kPings; ++i) served.round(line);
+  std::uint64_t used = allocations.load() - before;
+  INFO(used << " allocations for " << kPings << " pings");
+  // Room for the engine's and RocksDB's own background work meanwhile, not for one per ping.
+  CHECK(used < kPings / 10);
+}
 
-  {
-    asio::io_context client_io;
-    asio::local::stream_protocol::socket client(client_io);
-    client.connect(asio::local::stream_protocol::endpoint(dir.str("socket")));
-    // An id beyond any small-string buffer: a copy of it would allocate.
-    const std::string line =
-        R"({"id":"a request id longer than any small string buffer","op":"ping"})"
-        "\n";
-    std::string in;
-    in.reserve(4096);
-    auto round = [&] {
-      asio::write(client, asio::buffer(line));
-      std::size_t n = asio::read_until(client, asio::dynamic_buffer(in), '\n');
-      in.erase(0, n);
-    };
-    for (int i = 0; i < 200; ++i) round();  // the connection's buffers and slots grow once
-    std::uint64_t before = allocations.load();
-    constexpr int kPings = 1000;
-    for (int i = 0; i < kPings; ++i) round();
-    std::uint64_t used = allocations.load() - before;
-    INFO(used << " allocations for " << kPings << " pings");
-    // Room for the engine's and RocksDB's own background work meanwhile, not for one per ping.
-    CHECK(used < kPings / 10);
+// The engine's hot path: a lock cycle (acquire, then release) of a client whose owner and id
+// are beyond any small-string buffer. What is left per operation is the owner's copies the lease
+// state machine makes (the lease, its event and its tenure record: core/lease_machine.cpp), the
+// parsed request's own and the ledger writer's queue; replies, writes, pending replies and
+// groups reuse their memory. Asio's handlers (aligned_alloc) are left out: its per-thread
+// caches hit or miss with the threads' timing, while operator new counts the same every run.
+TEST_CASE("a lock cycle allocates at most a few times per operation", "[transport]") {
+  Served served(1);
+  const std::string owner = "an owner name longer than any small string buffer";
+  const std::string id = R"("a request id longer than any small string buffer")";
+  std::vector<std::string> lines;
+  for (int k = 0; k < 8; ++k) {
+    std::string key = "alloc/k" + std::to_string(k);
+    lines.push_back(R"({"id":)" + id + R"(,"op":"acquire","key":")" + key + R"(","owner":")" +
+                    owner + R"(","ttl_ms":60000})" + "\n");
+    lines.push_back(R"({"id":)" + id + R"(,"op":"release","key":")" + key + R"(","owner":")" +
+                    owner + R"("})" + "\n");
   }
-  REQUIRE(context.registry.wait_empty(std::chrono::seconds(10)));
-  server.stop();
-  engine->stop();
-  work.reset();
-  io.stop();
-  thread.join();
+  auto cycles = [&](int count) {
+    bool all = true;
+    for (int i = 0; i < count; ++i) {
+      for (std::size_t l = 0; l < lines.size(); l += 2) {
+        all &= served.round(lines[l], R"("status":"acquired")");
+        all &= served.round(lines[l + 1], R"("status":"released")");
+      }
+    }
+    return all;
+  };
+  REQUIRE(cycles(50));  // the connection's, the shard's and the actors' spares fill once
+  std::uint64_t before = news.load();
+  std::uint64_t before_all = allocations.load();
+  constexpr int kCycles = 250;
+  REQUIRE(cycles(kCycles));
+  std::uint64_t used = news.load() - before;
+  const std::uint64_t ops = 2 * kCycles * (lines.size() / 2);
+  INFO(used << " operator new calls for " << ops << " operations; with Asio's handlers "
+            << allocations.load() - before_all);
+  // Measured: 4.5 per operation, the same every run; 11.0 before the replies and writes reused
+  // their memory.
+  CHECK(used <= 5 * ops);
 }
 
 }  // namespace
