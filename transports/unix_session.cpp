@@ -45,6 +45,9 @@ UnixSession::~UnixSession() { close(); }
 
 void UnixSession::start() {
   open();
+  // For the writes tried at once (write_loop); without it they are only ever asynchronous.
+  boost::system::error_code ignored;
+  socket_.non_blocking(true, ignored);
   spdlog::debug("connection {} opened by uid {}", conn(), peer_.uid);
   asio::co_spawn(
       strand_, [self = self()] { return self->read_loop(); },
@@ -186,15 +189,23 @@ asio::awaitable<void> UnixSession::write_loop() {
     std::swap(pending_events_, outgoing_events_);
     std::size_t written = 0;
     boost::system::error_code error;
+    // Most writes fit the socket's buffer at once: then they need no asynchronous write, no
+    // completion to come back for and no write timeout, which only a write that waits needs.
+    if (socket_.non_blocking()) {
+      written = socket_.write_some(asio::buffer(outgoing_), error);
+      if (error == asio::error::would_block) error = {};
+    }
+    bool timed = false;
     while (!error && written < outgoing_.size()) {
       arm_write_timeout();
+      timed = true;
       std::size_t n = 0;
       std::tie(error, n) = co_await socket_.async_write_some(
           asio::buffer(outgoing_.data() + written, outgoing_.size() - written),
           as_tuple(use_awaitable));
       written += n;
     }
-    write_deadline_.cancel();
+    if (timed) write_deadline_.cancel();
     writing_ = false;
     if (unread_) co_return co_await close_unread(written);
     outgoing_.clear();
