@@ -1,6 +1,6 @@
 // Each request's engine call and how its result is written back. Engine replies arrive on engine
 // threads; everything here after the call runs on the connection's strand.
-#include <boost/asio/post.hpp>
+#include <boost/asio/defer.hpp>
 #include <filesystem>
 #include <type_traits>
 
@@ -80,8 +80,10 @@ void Conversation::answered(PendingRequest* slot) {
   } while (!answered_.compare_exchange_weak(head, slot, std::memory_order_release,
                                             std::memory_order_relaxed));
   // A non-empty list has a post on its way, which will take this slot too.
+  // Deferred: from an io thread (a shard's turn) the replies are written by that thread once the
+  // turn ends, without waking another.
   if (head == nullptr) {
-    boost::asio::post(strand_, [self = shared_from_this()] { self->finish_answered(); });
+    boost::asio::defer(strand_, [self = shared_from_this()] { self->finish_answered(); });
   }
 }
 
