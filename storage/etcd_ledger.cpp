@@ -20,6 +20,7 @@ namespace {
 constexpr std::uint64_t kEventTrimStep = 4096;
 constexpr std::int64_t kPage = 1000;
 constexpr auto kRetryEvery = std::chrono::milliseconds(200);
+constexpr auto kLinger = std::chrono::milliseconds(1);
 
 // The smallest key after `key`.
 std::string successor(std::string_view key) { return std::string(key) + '\0'; }
@@ -239,6 +240,16 @@ void EtcdLedger::run() {
       std::unique_lock lock(mutex_);
       wake_.wait_for(lock, kRetryEvery, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty() && stopping_) break;
+      // etcd's cost is mostly per transaction, not per op: while the last one carried several
+      // ops and fewer are queued, the rest are likely on their way; wait a little for them.
+      auto queued = [&] {
+        std::size_t ops = 0;
+        for (const Pending& p : queue_) ops += p.ops.size();
+        return ops;
+      };
+      if (!queue_.empty() && last_batch_ops_ > 1 && queued() < last_batch_ops_) {
+        wake_.wait_for(lock, kLinger, [&] { return stopping_ || queued() >= last_batch_ops_; });
+      }
       // As many groups as one transaction takes (at least one).
       std::size_t entries = 2, bytes = 1024, taken = 0;
       while (taken < queue_.size()) {
@@ -248,6 +259,8 @@ void EtcdLedger::run() {
         if (taken > 0 && (entries > max_txn_ops_ || bytes > max_txn_bytes_)) break;
         ++taken;
       }
+      last_batch_ops_ = 0;
+      for (std::size_t i = 0; i < taken; ++i) last_batch_ops_ += queue_[i].ops.size();
       batch.assign(std::make_move_iterator(queue_.begin()),
                    std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(taken)));
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));

@@ -147,6 +147,7 @@ class EtcdLedger final : public LedgerStore {
   std::int64_t rev_mod_ = 0;  // and its mod revision (0: absent)
   std::size_t max_txn_ops_;   // lowered when etcd refuses a transaction as too large
   std::size_t max_txn_bytes_;
+  std::size_t last_batch_ops_ = 0;  // in the last transaction taken
 
   std::int64_t etcd_revision_read_ = 0;   // when resync() read P/rev
   std::int64_t start_etcd_revision_ = 0;  // the watch starts after it (set before it starts)

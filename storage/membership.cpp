@@ -133,9 +133,6 @@ Status Membership::register_node() {
   }
   lease_ = id;
   kept_alive(sent);
-  // Nodes started together see each other before the first claims, instead of the first one
-  // taking every slot and handing most of them back.
-  claims_from_ = Clock::now() + 2 * options_.poll;
   spdlog::info("cluster: node {} registered with etcd lease {:x}", options_.node_id, id);
   return {};
 }
@@ -188,7 +185,8 @@ void Membership::run() {
     }
     std::map<std::string, std::string> nodes;
     std::vector<SlotView> slots;
-    if (lease_ != 0 && read_view(nodes, slots).ok()) reconcile(nodes, slots);
+    SlotView writer;
+    if (lease_ != 0 && read_view(nodes, slots, writer).ok()) reconcile(nodes, slots, writer);
     lock.lock();
     wake_.wait_for(lock, options_.poll, [&] { return stopping_ || !reported_lost_.empty(); });
   }
@@ -215,7 +213,11 @@ void Membership::keep_alive(Clock::time_point now) {
 }
 
 Status Membership::read_view(std::map<std::string, std::string>& nodes,
-                             std::vector<SlotView>& slots) const {
+                             std::vector<SlotView>& slots, SlotView& writer) const {
+  KeyValue kv;
+  if (Status status = etcd_.get(writer_key(), kv); !status.ok()) return status;
+  writer = kv.create_revision == 0 ? SlotView{}
+                                   : SlotView{std::move(kv.value), kv.create_revision, kv.lease};
   std::string node_prefix = options_.prefix + "/nodes/";
   RangeResult range;
   if (Status status = etcd_.range({node_prefix, prefix_end(node_prefix), 0, false}, range);
@@ -239,7 +241,7 @@ Status Membership::read_view(std::map<std::string, std::string>& nodes,
 }
 
 void Membership::reconcile(const std::map<std::string, std::string>& nodes,
-                           const std::vector<SlotView>& slots) {
+                           const std::vector<SlotView>& slots, const SlotView& writer) {
   {
     std::lock_guard lock(mutex_);
     nodes_ = nodes;
@@ -253,7 +255,6 @@ void Membership::reconcile(const std::map<std::string, std::string>& nodes,
       lose(slot, "its claim is gone from etcd");
     }
   }
-  std::map<std::string, std::size_t> owned_by;
   std::vector<std::uint32_t> free;
   for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
     const SlotView& view = slots[slot];
@@ -262,40 +263,65 @@ void Membership::reconcile(const std::map<std::string, std::string>& nodes,
     } else if (view.node == options_.node_id && view.lease == lease_ && !claims_.owns(slot)) {
       // Claimed under our lease by a transaction whose answer was lost: ours all the same.
       adopt(slot, view.create_revision);
-    } else {
-      owned_by[view.node]++;
     }
   }
-  std::size_t live = std::max<std::size_t>(nodes.size(), 1);
-  std::size_t target = (kSlots + live - 1) / live;
-  std::size_t mine = claims_.owned().size();
-  // Start at a place of our own, so that nodes claiming at once mostly take different slots.
-  std::size_t start = std::hash<std::string>{}(options_.node_id) % kSlots;
-  std::rotate(free.begin(),
-              std::lower_bound(free.begin(), free.end(), static_cast<std::uint32_t>(start)),
-              free.end());
+  // Ours under our lease (a claim whose answer was lost included), or free and claimed now.
+  bool writer_here = writer.node.empty()
+                         ? claim_writer()
+                         : writer.node == options_.node_id && writer.lease == lease_;
+  if (writer_here) {
+    claim_all(free);
+    return;
+  }
+  if (writer.node.empty() || claims_.owned().empty()) return;
+  // Another node writes: it takes our slots over as soon as they are free.
+  spdlog::info("cluster: handing {} slots to the writer, node {}", claims_.owned().size(),
+               writer.node);
+  for (std::uint32_t slot : claims_.owned()) give_back(slot);
+}
+
+bool Membership::claim_writer() {
+  EtcdTxn txn;
+  txn.compare_create_revision(writer_key(), 0);
+  txn.put(writer_key(), options_.node_id, lease_);
+  EtcdTxnResult result;
+  if (Status status = etcd_.txn(txn, result); !status.ok()) {
+    // An uncertain claim is found at the next read of P/writer, under our lease.
+    spdlog::warn("cluster: claiming the writer failed: {}", status.message());
+    next_keepalive_ = Clock::now();
+    return false;
+  }
+  if (result.succeeded) spdlog::info("cluster: node {} is the writer", options_.node_id);
+  return result.succeeded;
+}
+
+void Membership::claim_all(const std::vector<std::uint32_t>& free) {
+  if (free.empty()) return;
+  // One etcd round for every slot a failover frees, rather than one per slot.
+  EtcdTxn txn;
+  for (std::uint32_t slot : free) txn.compare_create_revision(slot_key(slot), 0);
+  for (std::uint32_t slot : free) txn.put(slot_key(slot), options_.node_id, lease_);
+  EtcdTxnResult result;
+  if (Status status = etcd_.txn(txn, result); !status.ok()) {
+    // Uncertain claims are found at the next read of P/slots/, under our lease.
+    spdlog::warn("cluster: claiming {} slots failed: {}", free.size(), status.message());
+    next_keepalive_ = Clock::now();
+    return;
+  }
   std::size_t claimed = 0;
-  bool just_joined = Clock::now() < claims_from_;
   for (std::uint32_t slot : free) {
-    if (just_joined || mine >= target) break;
     // Taking many slots over takes a while: the lease must not lapse meanwhile.
     if (Clock::time_point now = Clock::now(); now >= next_keepalive_) keep_alive(now);
     if (lease_ == 0) return;
-    if (claim(slot)) ++mine, ++claimed;
+    if (result.succeeded) {
+      adopt(slot, result.revision);  // every put made its key at the txn's revision
+      ++claimed;
+    } else if (claim(slot)) {
+      ++claimed;  // a node that is not the writer (yet) holds some: the others one by one
+    }
   }
-  if (claimed > 0) {
-    spdlog::info("cluster: took {} slots over, now {} of {} with {} nodes", claimed, mine, kSlots,
-                 live);
-  }
-  if (just_joined || mine <= target || !free.empty()) return;
-  // More than our share while every slot is taken: another node is short, hand extras back.
-  bool someone_short = std::any_of(nodes.begin(), nodes.end(), [&](const auto& node) {
-    return node.first != options_.node_id && owned_by[node.first] < target - 1;
-  });
-  if (!someone_short) return;
-  std::vector<std::uint32_t> extras = claims_.owned();
-  spdlog::info("cluster: handing {} slots to nodes with fewer", mine - target);
-  for (std::size_t i = 0; i < mine - target && i < extras.size(); ++i) give_back(extras[i]);
+  spdlog::info("cluster: took {} slots over, now {} of {}", claimed, claims_.owned().size(),
+               kSlots);
 }
 
 bool Membership::claim(std::uint32_t slot) {
@@ -333,7 +359,7 @@ void Membership::adopt(std::uint32_t slot, std::int64_t create_revision) {
 
 void Membership::give_back(std::uint32_t slot) {
   std::optional<std::int64_t> revision = claims_.claim_revision(slot);
-  lose(slot, "handed to a node with fewer slots");
+  lose(slot, "handed to the writer");
   if (!revision) return;
   // Only our claim: if it is gone already, someone else's stays.
   EtcdTxn txn;

@@ -1,9 +1,11 @@
 #pragma once
 // This node in a cluster (docs/cluster.md): its etcd lease, kept alive; its entry P/nodes/ID
-// (with its peer address) under that lease; and its slot claims P/slots/NNN, also under that
-// lease. A thread of its own polls P/nodes/ and P/slots/ and evens the slots out: while this node
-// owns fewer than ceil(slots / live nodes) it claims free ones, and while it owns more and
-// another node is short it hands extras back. A claim's create revision goes into SlotClaims
+// (with its peer address) under that lease; the writer claim P/writer and its slot claims
+// P/slots/NNN, also under that lease. One node, the writer, owns every slot: every ledger write
+// compares P/rev, so transactions from several nodes would only fail each other's compares. A
+// thread of its own polls P/writer, P/nodes/ and P/slots/: a node claims P/writer when it is
+// free (its holder stopped or its lease expired), the writer claims every free slot, and any
+// other node hands the slots it holds back. A claim's create revision goes into SlotClaims
 // (every ledger write compares it) before the engine recovers the slot (Handlers::adopt); a
 // claim found gone, or the lease lost, lets the slot go (Handlers::drop) before anything else.
 #include <atomic>
@@ -90,9 +92,14 @@ class Membership final : public ClusterView {
   void keep_alive(std::chrono::steady_clock::time_point now);
   // etcd renewed the lease on a request sent at `sent`.
   void kept_alive(std::chrono::steady_clock::time_point sent);
-  Status read_view(std::map<std::string, std::string>& nodes, std::vector<SlotView>& slots) const;
+  Status read_view(std::map<std::string, std::string>& nodes, std::vector<SlotView>& slots,
+                   SlotView& writer) const;
   void reconcile(const std::map<std::string, std::string>& nodes,
-                 const std::vector<SlotView>& slots);
+                 const std::vector<SlotView>& slots, const SlotView& writer);
+  // Claims P/writer; true if this node holds it now.
+  bool claim_writer();
+  // Claims the free slots in one transaction (one by one if another node holds one of them).
+  void claim_all(const std::vector<std::uint32_t>& free);
   bool claim(std::uint32_t slot);
   void adopt(std::uint32_t slot, std::int64_t create_revision);
   void give_back(std::uint32_t slot);
@@ -100,6 +107,7 @@ class Membership final : public ClusterView {
   void lose(std::uint32_t slot, const char* why);
   void lose_everything(const char* why);
   std::string slot_key(std::uint32_t slot) const;
+  std::string writer_key() const { return options_.prefix + "/writer"; }
 
   EtcdClient& etcd_;
   SlotClaims& claims_;
@@ -114,7 +122,6 @@ class Membership final : public ClusterView {
   // before the thread finds out (a paused node resumes with its memory stale).
   std::atomic<std::chrono::steady_clock::rep> lease_sure_until_{0};
   std::chrono::steady_clock::time_point next_keepalive_{};
-  std::chrono::steady_clock::time_point claims_from_{};  // no claim before (just registered)
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

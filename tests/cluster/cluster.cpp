@@ -42,7 +42,6 @@ Cluster::Cluster(ClusterOptions options)
     nodes_.push_back(std::make_unique<e2e::Daemon>(std::move(args), false));
     stopped_.push_back(false);
   }
-  // Started together, so that the slots spread from the start.
   for (auto& node : nodes_) node->spawn();
   for (auto& node : nodes_) node->wait_ready();
   wait_settled();
@@ -96,15 +95,19 @@ void Cluster::wait_settled(Millis timeout) {
   }
 }
 
-std::optional<int> Cluster::owner_of(const std::string& key) {
+std::optional<int> Cluster::writer() { return claimant("/tenure/writer"); }
+
+std::optional<int> Cluster::owner_of(const std::string& key) { return claimant(slot_key(key)); }
+
+std::optional<int> Cluster::claimant(const std::string& claim_key) {
   tenure::storage::KeyValue claim;
-  auto status = kv_.get(slot_key(key), claim);
+  auto status = kv_.get(claim_key, claim);
   if (!status.ok()) throw std::runtime_error("etcd: " + status.message());
   if (claim.create_revision == 0) return std::nullopt;
   for (int i = 0; i < size(); ++i) {
     if (claim.value == node_id(i)) return i;
   }
-  throw std::runtime_error("the slot of " + key + " is owned by an unknown node " + claim.value);
+  throw std::runtime_error(claim_key + " is held by an unknown node " + claim.value);
 }
 
 int Cluster::wait_owner(const std::string& key, std::optional<int> not_node, Millis timeout) {

@@ -54,8 +54,11 @@ class Cluster {
   e2e::LineClient connect(int i) const { return nodes_.at(i)->connect(); }
   bool running(int i) const { return nodes_.at(i)->running() && !stopped_.at(i); }
 
-  // Waits until the running nodes own all 64 slots between them (by their stats).
+  // Waits until the running nodes own all 64 slots between them (by their stats): the writer
+  // owns them all.
   void wait_settled(Millis timeout = 30000ms);
+  // The node that holds the writer claim now (from etcd's P/writer), or empty while nobody does.
+  std::optional<int> writer();
   // The node that owns `key`'s slot now (from etcd's P/slots/NNN), or empty while nobody does.
   std::optional<int> owner_of(const std::string& key);
   // Waits until key's slot is owned by a running node other than `not_node`; returns it.
@@ -71,6 +74,9 @@ class Cluster {
   void restart(int i);
 
  private:
+  // The node named by a claim (P/writer, P/slots/NNN) in etcd, or empty while there is none.
+  std::optional<int> claimant(const std::string& claim_key);
+
   ClusterOptions options_;
   tenure::test::EtcdCluster etcd_;
   tenure::storage::EtcdClient kv_;  // reads the slot claims

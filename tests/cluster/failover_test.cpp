@@ -1,8 +1,8 @@
-// Failover under load (§10): kill -9 of the node owning a hot slot, then SIGSTOP/SIGCONT of the
-// node owning another; after each, the keys are served again within --cluster-lease-ttl + 1 s,
-// leases granted through the lost node stay held until their own deadlines (and their holders
-// renew them through another node), connection-bound ones are released, and nothing a client
-// was told goes back.
+// Failover under load (§10): kill -9 of the writer (the node owning every slot), then
+// SIGSTOP/SIGCONT of the node that took over; after each, one node owns every slot again, the
+// keys are served again within --cluster-lease-ttl + 1 s, leases granted through the lost node stay
+// held until their own deadlines (and their holders renew them through another node),
+// connection-bound ones are released, and nothing a client was told goes back.
 #include <catch2/catch.hpp>
 #include <cstdio>
 
@@ -118,16 +118,28 @@ void check_expires_on_new_owner(Cluster& cluster, int via, const Anchor& lease,
   CHECK(history[1]["end"] == "expired");
 }
 
-TEST_CASE("kill -9 and SIGSTOP of the nodes owning hot slots under load",
-          CLUSTER_TAG "[failover]") {
+// The writer owns every slot (docs/cluster.md): node `writer` reports all 64, the others none.
+void check_one_writer(Cluster& cluster, int writer) {
+  for (int i = 0; i < cluster.size(); ++i) {
+    if (!cluster.running(i)) continue;
+    e2e::Json s = cluster.connect(i).call("\"op\":\"stats\"");
+    INFO(cluster.node_id(i) << ", the writer " << cluster.node_id(writer) << ": " << s.source());
+    CHECK(s["cluster"]["slots_owned"] == (i == writer ? tenure::kSlots : 0u));
+  }
+}
+
+TEST_CASE("kill -9 and SIGSTOP of the writer under load", CLUSTER_TAG "[failover]") {
   Cluster cluster;
   FencingChecker checker;
 
-  // Two hot slots, owned by two different nodes now.
-  const int victim = *cluster.owner_of("hot/");
+  // One node, the writer, owns every slot: the hot slots are its.
+  REQUIRE(cluster.writer());
+  const int victim = *cluster.writer();
+  check_one_writer(cluster, victim);
+  REQUIRE(cluster.owner_of("hot/") == victim);
   const std::uint32_t hot = tenure::slot_of("hot/");
-  const std::string warm = cluster.key_not_owned_by(victim, "warm/");
-  const int victim2 = *cluster.owner_of(warm);
+  std::string warm = "warm/";
+  for (int i = 0; tenure::slot_of(warm) == hot; ++i) warm = "warm/" + std::to_string(i);
   const std::uint32_t hot2 = tenure::slot_of(warm);
   auto hot_keys = keys_in_slot("hot/", hot, 4);
   auto hot2_keys = keys_in_slot("warm/", hot2, 4);
@@ -136,11 +148,9 @@ TEST_CASE("kill -9 and SIGSTOP of the nodes owning hot slots under load",
   keys.push_back("cold/a");
   keys.push_back("cold/b");
 
-  // Watches that begin on the nodes about to fail, and must resume elsewhere by revision.
+  // A watch that begins on the node about to fail, and must resume elsewhere by revision.
   Watcher watch_killed(cluster.sockets_from(victim));
-  Watcher watch_stopped(cluster.sockets_from(victim2));
   watch_killed.wait_started();
-  watch_stopped.wait_started();
 
   Load load(checker, {.keys = keys}, cluster.spread(6));
   REQUIRE(load.wait_progress(30, 30000ms));
@@ -148,9 +158,9 @@ TEST_CASE("kill -9 and SIGSTOP of the nodes owning hot slots under load",
   // -- kill -9 of the hot slot's owner ---------------------------------------------------------
   auto anchors =
       anchor(cluster, victim, keys_in_slot("anchor/", hot, 2), checker, "\"ttl_ms\":8000");
-  auto remote =
+  auto other_slot =
       anchor(cluster, victim, keys_in_slot("anchor/", hot2, 1), checker, "\"ttl_ms\":8000");
-  anchors.insert(anchors.end(), remote.begin(), remote.end());
+  anchors.insert(anchors.end(), other_slot.begin(), other_slot.end());
   auto bound = anchor(cluster, victim,
                       {keys_in_slot("bound/", hot, 1)[0], keys_in_slot("bound/", hot2, 1)[0]},
                       checker, "\"ttl_ms\":60000,\"release_on_disconnect\":true");
@@ -163,29 +173,34 @@ TEST_CASE("kill -9 and SIGSTOP of the nodes owning hot slots under load",
   long long kill_ms =
       time_to_serve(cluster, survivor, keys_in_slot("probe/", hot, 1)[0], killed_at, checker);
   std::printf(
-      "cluster failover: kill -9 of %s (owner of slot %u): served again after %lld ms "
-      "(bound %lld ms)\n",
-      cluster.node_id(victim).c_str(), hot, kill_ms,
+      "cluster failover: kill -9 of the writer %s: served again after %lld ms (bound %lld ms)\n",
+      cluster.node_id(victim).c_str(), kill_ms,
       static_cast<long long>(cluster.failover_bound().count()));
   CHECK(kill_ms <= (cluster.failover_bound() + kProbeSlack).count());
+  // One new writer took every slot over.
+  const int writer2 = cluster.wait_owner("hot/", victim, cluster.failover_bound());
+  CHECK(cluster.writer() == writer2);
+  CHECK(e2e::wait_until([&] { return cluster.owner_of(warm) == writer2; }, 2000ms));
+  check_one_writer(cluster, writer2);
   check_anchors_held(cluster, survivor, anchors, checker);
   check_released(cluster, survivor, bound, checker);
   CHECK(load.wait_progress(20, 30000ms));
   CHECK(e2e::wait_until([&] { return watch_killed.resumes() > 0; }, 10000ms));
   check_expires_on_new_owner(cluster, survivor, expiring, checker);
 
-  // -- SIGSTOP / SIGCONT of another hot slot's owner -------------------------------------------
-  // The node that owned hot2 at the start (a node keeps its slots when another one dies).
-  const int stopped = victim2;
+  // -- SIGSTOP / SIGCONT of the new writer ----------------------------------------------------
+  const int stopped = writer2;
   const int last = running_node(cluster, stopped);
+  Watcher watch_stopped(cluster.sockets_from(stopped));
+  watch_stopped.wait_started();
   const std::string stopped_key = cluster.key_owned_by(stopped, "probe2/");
   auto anchors2 =
       anchor(cluster, stopped, keys_in_slot("anchor2/", hot2, 2), checker, "\"ttl_ms\":8000");
   auto stopped_at = std::chrono::steady_clock::now();
   cluster.stop(stopped);
   long long stop_ms = time_to_serve(cluster, last, stopped_key, stopped_at, checker);
-  std::printf("cluster failover: SIGSTOP of %s (owner of slot %u): served again after %lld ms\n",
-              cluster.node_id(stopped).c_str(), tenure::slot_of(stopped_key), stop_ms);
+  std::printf("cluster failover: SIGSTOP of the writer %s: served again after %lld ms\n",
+              cluster.node_id(stopped).c_str(), stop_ms);
   CHECK(stop_ms <= (cluster.failover_bound() + kProbeSlack).count());
   check_anchors_held(cluster, last, anchors2, checker);
   CHECK(load.wait_progress(20, 30000ms));

@@ -1,8 +1,9 @@
-// Two real tenured nodes on one real etcd: they split the slots, and when one is killed the
-// other takes its slots over within the lease TTL and a second, with the leases granted through
+// Two real tenured nodes on one real etcd: the writer owns every slot, and when it is killed the
+// other takes them all over within the lease TTL and a second, with the leases granted through
 // the dead node held until their own deadlines and its connection-bound ones released.
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 #include "core/slot.hpp"
 #include "storage/etcd_client.hpp"
@@ -46,17 +47,22 @@ std::string key_of(storage::EtcdClient& etcd, const std::string& node, const std
   }
 }
 
-bool split(const Daemon& n1, const Daemon& n2) {
-  return slots_owned(n1) == kSlots / 2 && slots_owned(n2) == kSlots / 2;
+// n1 writes (every slot), n2 forwards to it.
+bool one_writer(const Daemon& n1, const Daemon& n2) {
+  return slots_owned(n1) == kSlots && slots_owned(n2) == 0 &&
+         n2.connect().call("\"op\":\"stats\"")["cluster"]["nodes"].size() == 2;
 }
 
-// One etcd member, a client of it, and two nodes once they have split the slots: n1 first (it
-// takes every slot), then n2 (n1 hands it half).
+// One etcd member, a client of it, and two nodes: n1 first (the writer: it takes every slot),
+// then n2, which takes none.
 struct TwoNodes {
   TwoNodes() {
     REQUIRE(wait_until([&] { return slots_owned(n1) == kSlots; }, 10s));
     n2.start();
-    REQUIRE(wait_until([&] { return split(n1, n2); }, 15s));
+    REQUIRE(wait_until([&] { return one_writer(n1, n2); }, 15s));
+    // And it stays so: n2 is no writer, so it claims nothing.
+    std::this_thread::sleep_for(600ms);
+    REQUIRE(one_writer(n1, n2));
   }
 
   test::EtcdCluster etcd{1};
@@ -67,7 +73,7 @@ struct TwoNodes {
 
 }  // namespace
 
-TEST_CASE("two nodes split the slots, and one takes over the other's when it dies",
+TEST_CASE("the writer owns every slot, and the other node takes them over when it dies",
           "[cluster][two_nodes]") {
   TwoNodes nodes;
   auto& [etcd, client, n1, n2] = nodes;
@@ -141,8 +147,8 @@ TEST_CASE("a paused node loses its slots, cannot write them, and joins again whe
   Json stale = c1.call(get_req(key));
   INFO(stale.source());
   if (stale["status"] == "ok") CHECK(stale["lease"]["owner"] == "b");
-  // n1 finds its lease gone, lets every slot go, registers again and gets its share back.
-  REQUIRE(wait_until([&] { return split(n1, n2); }, 15s));
+  // n1 finds its lease gone, lets every slot go and registers again; n2 stays the writer.
+  REQUIRE(wait_until([&] { return one_writer(n2, n1); }, 15s));
   Json got = n1.connect().call(get_req(key));
   REQUIRE(got["status"] == "ok");
   CHECK(got["lease"]["owner"] == "b");  // wherever the key's slot went, b holds it
