@@ -101,7 +101,9 @@ GroupWriter::GroupWriter(rocksdb::DB* db, ColumnFamilies cf, WriterConfig config
       config_(std::move(config)),
       write_batch_(std::make_unique<rocksdb::WriteBatch>()),
       revision_(revision),
-      oldest_revision_(oldest_revision) {}
+      oldest_revision_(oldest_revision) {
+  dirty_.set_revision(revision);
+}
 
 GroupWriter::~GroupWriter() { stop(); }
 
@@ -109,6 +111,9 @@ Status GroupWriter::start(Revision reserved) {
   reserved_ = reserved;
   written_ = revision_.load();
   written_oldest_ = oldest_revision_.load();
+  checkpoint_written_ = written_;  // the ledger opens with every row written (Ledger::open)
+  checkpoint_durable_ = written_;
+  checkpointed_at_ = std::chrono::steady_clock::now();
   Status status = reserve_for(written_ + 1);
   if (!status.ok()) return status;
   if (config_.sync) durable_.store(take_snapshot());
@@ -178,6 +183,13 @@ WriterStats GroupWriter::stats() const {
 std::string GroupWriter::last_error() const {
   std::lock_guard lock(mutex_);
   return last_error_;
+}
+
+std::shared_ptr<const rocksdb::Snapshot> GroupWriter::durable_view(
+    const std::function<void(const DirtyRows&)>& look) const {
+  std::lock_guard lock(view_mutex_);
+  look(dirty_);
+  return durable_.load();
 }
 
 std::shared_ptr<const rocksdb::Snapshot> GroupWriter::take_snapshot() {
@@ -287,6 +299,10 @@ void GroupWriter::try_resume() {
   }
   sync_failed_ = false;
   written_ = revision_.load();
+  {
+    std::lock_guard view(view_mutex_);
+    checkpoint_written_ = checkpoint_durable_;  // a refused checkpoint was undone
+  }
   written_oldest_ = oldest_revision_.load();
   if (config_.sync) durable_.store(take_snapshot());
   healthy_.store(true);
@@ -313,6 +329,14 @@ void GroupWriter::run() {
       batch.swap(queue_);
       queued_ops_ = 0;
     }
+    // Also before the event log outgrows events_keep above the checkpoint: it is trimmed only
+    // below it.
+    if (healthy_.load() &&
+        (ops_since_checkpoint_ >= config_.checkpoint_ops ||
+         written_ - checkpoint_written_ >= config_.events_keep ||
+         std::chrono::steady_clock::now() - checkpointed_at_ >= config_.checkpoint_every)) {
+      checkpoint();
+    }
     if (batch.empty()) {
       if (!healthy_.load()) try_resume();
       if (healthy_.load()) spdlog::info("the ledger accepts writes again");
@@ -323,6 +347,61 @@ void GroupWriter::run() {
       spdlog::error("the ledger refused a write, refusing writes until it resumes: {}",
                     last_error());
     }
+  }
+  // A clean stop leaves every row in its column family: the next start replays nothing.
+  if (healthy_.load()) checkpoint();
+}
+
+void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision) {
+  for (Pending& p : batch) {
+    for (WriteOp& op : p.ops) {
+      // An op without events (a lock-delay that ran out) has no journal: its row waits for the
+      // next checkpoint, and a crash before it only leaves a lock-delay already past.
+      Revision at = op.events.empty() ? revision : op.events.back().revision;
+      if (op.row) {
+        dirty_.put_row(op.key, std::move(*op.row), at);
+        op.row.reset();
+      }
+      for (TenureRecord& t : op.tenures) {
+        if (t.ended_at) dirty_.add_tenure(op.key, std::move(t), at);
+      }
+      op.tenures.clear();
+    }
+  }
+  dirty_.set_revision(revision);
+}
+
+void GroupWriter::checkpoint() {
+  ops_since_checkpoint_ = 0;
+  checkpointed_at_ = std::chrono::steady_clock::now();
+  rocksdb::WriteBatch& wb = *write_batch_;
+  wb.Clear();
+  bool encoded = true;
+  Revision at;
+  {
+    std::lock_guard lock(view_mutex_);
+    if (dirty_.empty()) return;
+    at = dirty_.revision();
+    for (const auto& [key, dirty] : dirty_.keys()) {
+      if (dirty.row) encoded &= wb.Put(cf_.leases, key, *dirty.row).ok();
+      for (const auto& [revision, t] : dirty.tenures) {
+        tenure_row_key(key, t.token, scratch_key_);
+        encode_tenure(t, scratch_value_);
+        encoded &= wb.Put(cf_.tenures, scratch_key_, scratch_value_).ok();
+        if (t.token > config_.history_keep) {
+          tenure_row_key(key, t.token - config_.history_keep, scratch_key_);
+          encoded &= wb.Delete(cf_.tenures, scratch_key_).ok();
+        }
+      }
+    }
+  }
+  encoded &= wb.Put(cf_.meta, kCheckpointKey, big_endian(at)).ok();
+  std::vector<Pending> none;
+  if (write_and_land(encoded, none, 0, written_, written_oldest_, at)) {
+    checkpoint_written_ = at;
+  } else {
+    spdlog::error("the ledger refused a checkpoint, refusing writes until it resumes: {}",
+                  last_error());
   }
 }
 
@@ -400,6 +479,14 @@ void GroupWriter::sync_landed(std::vector<Landing>& landings) {
                                 : Status::from(db_->SyncWAL());
   micros += micros_since(started);
   if (status.ok()) {
+    std::lock_guard lock(view_mutex_);
+    for (Landing& l : landings) {
+      if (!l.ok) continue;
+      record_dirty(l.batch, l.revision);
+      if (!l.checkpoint) continue;
+      dirty_.drop_upto(*l.checkpoint);
+      checkpoint_durable_ = *l.checkpoint;
+    }
     revision_.store(newest->revision);
     oldest_revision_.store(newest->oldest);
     durable_.store(std::move(newest->snapshot));
@@ -448,36 +535,39 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   for (Pending& p : batch) {
     ops += p.ops.size();
     for (WriteOp& op : p.ops) {
-      if (op.row) encoded &= wb.Put(cf_.leases, op.key, *op.row).ok();
-      for (const TenureRecord& t : op.tenures) {
-        // A live tenure is read from the lease row; only ended ones get a row of their own, which
-        // saves one memtable insert per acquire.
-        if (!t.ended_at) continue;
-        tenure_row_key(op.key, t.token, scratch_key_);
-        encode_tenure(t, scratch_value_);
-        encoded &= wb.Put(cf_.tenures, scratch_key_, scratch_value_).ok();
-        if (t.token > config_.history_keep) {
-          tenure_row_key(op.key, t.token - config_.history_keep, scratch_key_);
-          encoded &= wb.Delete(cf_.tenures, scratch_key_).ok();
-        }
-      }
-      for (Event& e : op.events) {
+      // One row per op: its events, the last of which carries the op's lease row and ended
+      // tenures (its journal). Those reach their own column families with the next checkpoint;
+      // a random-key memtable insert per row costs far more than an append to the event log.
+      for (std::size_t i = 0; i < op.events.size(); ++i) {
+        Event& e = op.events[i];
         e.revision = ++next;
         encode_event(e, scratch_value_);
+        if (i + 1 == op.events.size()) append_journal(op.row, op.tenures, scratch_value_);
         encoded &= wb.Put(cf_.events, big_endian(e.revision), scratch_value_).ok();
       }
     }
   }
+  ops_since_checkpoint_ += ops;
   Revision oldest = written_oldest_;
   Revision new_oldest = oldest;
-  if (next > config_.events_keep && next - config_.events_keep > oldest + kEventTrimStep) {
-    new_oldest = next - config_.events_keep + 1;
+  // Events above the last checkpoint are the only copy of their journals: never trimmed.
+  Revision trim_to =
+      std::min(next - std::min(next, config_.events_keep) + 1, checkpoint_written_ + 1);
+  if (trim_to > oldest + kEventTrimStep + 1) {
+    new_oldest = trim_to;
     // From "", not BE64(0): a tombstone key outside the insert-hint prefix domain (see
     // Ledger::open) does not disturb the hint, which RocksDB shares with the tombstone table.
     encoded &= wb.DeleteRange(cf_.events, "", big_endian(new_oldest)).ok();
     encoded &= wb.Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
   }
 
+  return write_and_land(encoded, batch, ops, next, new_oldest, std::nullopt);
+}
+
+bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,
+                                 Revision next, Revision new_oldest,
+                                 std::optional<Revision> checkpoint) {
+  rocksdb::WriteBatch& wb = *write_batch_;
   // With sync on, the completer syncs: this thread goes on to the next batch meanwhile.
   rocksdb::WriteOptions wo;
   wo.sync = false;
@@ -499,7 +589,7 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     std::lock_guard lock(mutex_);
     stats_.batches++;
     stats_.ops += ops;
-    if (!config_.sync) count_group(stats_, ops, micros);
+    if (!config_.sync && ops > 0) count_group(stats_, ops, micros);
     if (!status.ok()) {
       stats_.failures++;
       last_error_ = status.message();
@@ -523,11 +613,18 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   landing.write_us = micros;
   landing.revision = next;
   landing.oldest = new_oldest;
+  landing.checkpoint = checkpoint;
   if (config_.sync) {
     rep.assign(wb.Data());
     landing.rep = std::move(rep);
     landing.snapshot = std::move(snapshot);
   } else {
+    std::lock_guard lock(view_mutex_);
+    record_dirty(batch, next);
+    if (checkpoint) {
+      dirty_.drop_upto(*checkpoint);
+      checkpoint_durable_ = *checkpoint;
+    }
     revision_.store(next);
     oldest_revision_.store(new_oldest);
   }
