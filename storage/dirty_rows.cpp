@@ -5,8 +5,8 @@
 namespace tenure::storage {
 
 DirtyKey& DirtyRows::entry(std::string_view key) {
-  auto it = keys_.lower_bound(key);
-  if (it == keys_.end() || it->first != key) it = keys_.emplace_hint(it, key, DirtyKey{});
+  auto it = keys_.find(key);
+  if (it == keys_.end()) it = keys_.emplace(std::string(key), DirtyKey{}).first;
   return it->second;
 }
 
@@ -21,12 +21,12 @@ void DirtyRows::add_tenure(std::string_view key, TenureRecord&& record, Revision
 }
 
 void DirtyRows::drop_upto(Revision revision) {
-  for (auto it = keys_.begin(); it != keys_.end();) {
-    DirtyKey& e = it->second;
+  boost::unordered::erase_if(keys_, [&](auto& entry) {
+    DirtyKey& e = entry.second;
     if (e.row && e.row_revision <= revision) e.row.reset();
     std::erase_if(e.tenures, [&](const auto& t) { return t.first <= revision; });
-    it = !e.row && e.tenures.empty() ? keys_.erase(it) : std::next(it);
-  }
+    return !e.row && e.tenures.empty();
+  });
 }
 
 const DirtyKey* DirtyRows::find(std::string_view key) const {

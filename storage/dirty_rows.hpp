@@ -2,7 +2,8 @@
 // The lease rows and ended tenures that are durable in the event log (as journals) but not yet
 // in their own column families: what reads must add to a durable snapshot until a checkpoint
 // writes them there. Not thread-safe: the GroupWriter guards it.
-#include <map>
+#include <boost/unordered/unordered_flat_map.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,8 +22,20 @@ struct DirtyKey {
 };
 
 class DirtyRows {
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const {
+      return std::hash<std::string_view>()(key);
+    }
+  };
+  struct Eq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+  };
+
  public:
-  using Map = std::map<std::string, DirtyKey, std::less<>>;
+  // Unordered: an op costs one hash lookup; the rare reads that need key order sort.
+  using Map = boost::unordered_flat_map<std::string, DirtyKey, Hash, Eq>;
 
   void put_row(std::string_view key, std::string&& row, Revision revision);
   void add_tenure(std::string_view key, TenureRecord&& record, Revision revision);

@@ -496,13 +496,18 @@ Status Ledger::list(std::string_view prefix, std::string_view after, std::size_t
   // the page ends before any after it.
   std::vector<std::pair<std::string, std::string>> dirty;
   DurableRead read(*writer_, [&](const DirtyRows& d) {
+    std::vector<const DirtyRows::Map::value_type*> in_page;
+    for (const auto& entry : d.keys()) {
+      if (entry.second.row && in_range(entry.first)) in_page.push_back(&entry);
+    }
+    std::sort(in_page.begin(), in_page.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
     std::size_t live = 0;
-    for (auto it = d.keys().lower_bound(start); it != d.keys().end() && live <= limit; ++it) {
-      if (!it->first.starts_with(prefix)) break;
-      if (!in_range(it->first) || !it->second.row) continue;
-      auto state = decode_state(*it->second.row);
+    for (const auto* entry : in_page) {
+      if (live > limit) break;
+      auto state = decode_state(*entry->second.row);
       if (state && state->lease && state->lease->live_at(now)) ++live;
-      dirty.emplace_back(it->first, *it->second.row);
+      dirty.emplace_back(entry->first, *entry->second.row);
     }
   });
   // Adds a row to the page; false when the page is full.
