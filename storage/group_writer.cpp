@@ -89,6 +89,10 @@ class Restorer : public rocksdb::WriteBatch::Handler {
 // Ops queued during a sync above which the writer writes them without waiting for it to end.
 constexpr std::size_t kWriteAhead = 64;
 
+// Rows per checkpoint batch: a checkpoint of many keys goes in steps between the commits, which
+// would otherwise wait for it (a random-key insert costs ~1 µs).
+constexpr std::size_t kCheckpointChunk = 1024;
+
 // Events are trimmed in steps, not on every batch, to keep range tombstones few.
 constexpr std::uint64_t kEventTrimStep = 4096;
 
@@ -318,28 +322,37 @@ void GroupWriter::run() {
         // While a sync runs, a few ops wait for it to end and go into one batch (each batch
         // costs a write); many are written at once, so the next sync finds them ready. A failed
         // sync makes the writer unhealthy: then it retries to resume.
-        wake_.wait(lock, [&] {
+        // A checkpoint under way writes its next chunk meanwhile.
+        auto ready = [&] {
           return (!queue_.empty() && (!syncing_ || queued_ops_ >= kWriteAhead)) || stopping_ ||
                  !healthy_.load();
-        });
+        };
+        wake_.wait(lock, [&] { return ready() || checkpointing_; });
+        if (ready()) {
+          batch.swap(queue_);
+          queued_ops_ = 0;
+        }
       } else {
         wake_.wait_for(lock, kResumeEvery, [&] { return !queue_.empty() || stopping_; });
+        batch.swap(queue_);
+        queued_ops_ = 0;
       }
-      if (queue_.empty() && stopping_) break;
-      batch.swap(queue_);
-      queued_ops_ = 0;
+      if (batch.empty() && stopping_) break;
     }
     // Also before the event log outgrows events_keep above the checkpoint: it is trimmed only
     // below it.
-    if (healthy_.load() &&
+    if (healthy_.load() && !checkpointing_ &&
         (ops_since_checkpoint_ >= config_.checkpoint_ops ||
          written_ - checkpoint_written_ >= config_.events_keep ||
          std::chrono::steady_clock::now() - checkpointed_at_ >= config_.checkpoint_every)) {
-      checkpoint();
+      start_checkpoint();
     }
+    if (healthy_.load() && checkpointing_) checkpoint_step();
     if (batch.empty()) {
-      if (!healthy_.load()) try_resume();
-      if (healthy_.load()) spdlog::info("the ledger accepts writes again");
+      if (!healthy_.load()) {
+        try_resume();
+        if (healthy_.load()) spdlog::info("the ledger accepts writes again");
+      }
     } else if (!healthy_.load()) {
       // Queued before the failure: computed on state that may include a refused write.
       refuse(batch);
@@ -349,7 +362,9 @@ void GroupWriter::run() {
     }
   }
   // A clean stop leaves every row in its column family: the next start replays nothing.
-  if (healthy_.load()) checkpoint();
+  while (healthy_.load() && checkpointing_) checkpoint_step();
+  if (healthy_.load()) start_checkpoint();
+  while (healthy_.load() && checkpointing_) checkpoint_step();
 }
 
 void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision) {
@@ -371,20 +386,33 @@ void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision) {
   dirty_.set_revision(revision);
 }
 
-void GroupWriter::checkpoint() {
+void GroupWriter::start_checkpoint() {
   ops_since_checkpoint_ = 0;
   checkpointed_at_ = std::chrono::steady_clock::now();
+  std::lock_guard lock(view_mutex_);
+  if (dirty_.empty()) return;
+  Checkpoint& c = checkpointing_.emplace();
+  c.at = dirty_.revision();
+  c.keys.reserve(dirty_.keys().size());
+  for (const auto& entry : dirty_.keys()) c.keys.push_back(entry.first);
+}
+
+void GroupWriter::checkpoint_step() {
+  Checkpoint& c = *checkpointing_;
   rocksdb::WriteBatch& wb = *write_batch_;
   wb.Clear();
   bool encoded = true;
-  Revision at;
   {
     std::lock_guard lock(view_mutex_);
-    if (dirty_.empty()) return;
-    at = dirty_.revision();
-    for (const auto& [key, dirty] : dirty_.keys()) {
-      if (dirty.row) encoded &= wb.Put(cf_.leases, key, *dirty.row).ok();
-      for (const auto& [revision, t] : dirty.tenures) {
+    // Each key's newest durable row: one newer than c.at does no harm, as the journals above
+    // c.at rebuild the same row, and reads take it from dirty_ until it is dropped.
+    std::size_t end = std::min(c.next + kCheckpointChunk, c.keys.size());
+    for (; c.next < end; ++c.next) {
+      const std::string& key = c.keys[c.next];
+      const DirtyKey* dirty = dirty_.find(key);
+      if (!dirty) continue;
+      if (dirty->row) encoded &= wb.Put(cf_.leases, key, *dirty->row).ok();
+      for (const auto& [revision, t] : dirty->tenures) {
         tenure_row_key(key, t.token, scratch_key_);
         encode_tenure(t, scratch_value_);
         encoded &= wb.Put(cf_.tenures, scratch_key_, scratch_value_).ok();
@@ -395,13 +423,19 @@ void GroupWriter::checkpoint() {
       }
     }
   }
-  encoded &= wb.Put(cf_.meta, kCheckpointKey, big_endian(at)).ok();
+  std::optional<Revision> done;
+  if (c.next == c.keys.size()) {
+    done = c.at;
+    encoded &= wb.Put(cf_.meta, kCheckpointKey, big_endian(c.at)).ok();
+    checkpointing_.reset();
+  }
   std::vector<Pending> none;
-  if (write_and_land(encoded, none, 0, written_, written_oldest_, at)) {
-    checkpoint_written_ = at;
-  } else {
+  if (!write_and_land(encoded, none, 0, written_, written_oldest_, done)) {
+    checkpointing_.reset();  // started again once writes resume
     spdlog::error("the ledger refused a checkpoint, refusing writes until it resumes: {}",
                   last_error());
+  } else if (done) {
+    checkpoint_written_ = *done;
   }
 }
 

@@ -156,8 +156,10 @@ class GroupWriter {
   [[nodiscard]] bool write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,
                                     Revision next, Revision new_oldest,
                                     std::optional<Revision> checkpoint);
-  // Writes the rows changed since the last checkpoint, if any. REQUIRES: writer thread, healthy.
-  void checkpoint();
+  // A checkpoint writes the rows changed since the last one (if any), in chunks between commits,
+  // the last chunk with meta/checkpoint. REQUIRES: writer thread, healthy.
+  void start_checkpoint();
+  void checkpoint_step();  // REQUIRES: a checkpoint under way
   // Records the rows of durable ops (moved out of them). REQUIRES: view_mutex_ held.
   void record_dirty(std::vector<Pending>& batch, Revision revision);
   void refuse(std::vector<Pending>& batch);
@@ -210,6 +212,12 @@ class GroupWriter {
   Revision written_ = 0;  // the newest revision written (durable or not)
   Revision written_oldest_ = 0;
   Revision checkpoint_written_ = 0;  // events above it are never trimmed
+  struct Checkpoint {
+    Revision at = 0;                // the rows are complete up to it once every key is written
+    std::vector<std::string> keys;  // dirty at its start
+    std::size_t next = 0;
+  };
+  std::optional<Checkpoint> checkpointing_;
   std::uint64_t ops_since_checkpoint_ = 0;
   std::chrono::steady_clock::time_point checkpointed_at_;
   std::vector<Landing> landed_here_;  // sync off: batches answered on this thread
