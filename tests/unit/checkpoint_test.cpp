@@ -1,8 +1,6 @@
 // Lease and tenure rows are written at checkpoints; between two, the events' journals are their
 // only durable copy (see GroupWriter). A crash there loses nothing acknowledged, reads see what
 // no checkpoint has written yet, and a journal that cannot be read is damage (§6).
-#include <rocksdb/db.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 
@@ -142,22 +140,7 @@ TEST_CASE("an undecodable event above the checkpoint is refused, then recovered"
   Revision revision = f.engine().revision();
   CrashImage crash(f);
   crash.restore();
-  {
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {{rocksdb::kDefaultColumnFamilyName, {}},
-                                                        {"leases", {}},
-                                                        {"tenures", {}},
-                                                        {"events", {}},
-                                                        {"meta", {}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), f.data_dir(), cfs, &handles, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    rocksdb::WriteOptions wo;
-    wo.sync = true;
-    REQUIRE(db->Put(wo, handles[3], storage::big_endian(revision - 3), "\x81garbage").ok());
-    for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
-    REQUIRE(db->Close().ok());
-  }
+  test::put_raw(f.data_dir(), 3, storage::big_endian(revision - 3), "\x81garbage");
   std::string error;
   try {
     f.open();

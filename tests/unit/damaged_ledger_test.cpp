@@ -65,11 +65,7 @@ void flip(const std::string& file, std::uintmax_t offset, std::size_t n) {
 
 // The table file of column family `family`, after flushing the memtables into table files.
 std::string flushed_table(const std::string& dir, const std::string& family) {
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {{rocksdb::kDefaultColumnFamilyName, {}},
-                                                      {"leases", {}},
-                                                      {"tenures", {}},
-                                                      {"events", {}},
-                                                      {"meta", {}}};
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = test::ledger_families();
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir, cfs, &handles, &raw).ok());
