@@ -107,6 +107,7 @@ GroupWriter::GroupWriter(rocksdb::DB* db, ColumnFamilies cf, WriterConfig config
       revision_(revision),
       oldest_revision_(oldest_revision) {
   dirty_.set_revision(revision);
+  dirty_revision_.store(revision);
 }
 
 GroupWriter::~GroupWriter() { stop(); }
@@ -327,7 +328,7 @@ void GroupWriter::run() {
           return (!queue_.empty() && (!syncing_ || queued_ops_ >= kWriteAhead)) || stopping_ ||
                  !healthy_.load();
         };
-        wake_.wait(lock, [&] { return ready() || checkpointing_; });
+        wake_.wait(lock, [&] { return ready() || checkpointing_ || checkpoint_due(false); });
         if (ready()) {
           batch.swap(queue_);
           queued_ops_ = 0;
@@ -339,14 +340,7 @@ void GroupWriter::run() {
       }
       if (batch.empty() && stopping_) break;
     }
-    // Also before the event log outgrows events_keep above the checkpoint: it is trimmed only
-    // below it.
-    if (healthy_.load() && !checkpointing_ &&
-        (ops_since_checkpoint_ >= config_.checkpoint_ops ||
-         written_ - checkpoint_written_ >= config_.events_keep ||
-         std::chrono::steady_clock::now() - checkpointed_at_ >= config_.checkpoint_every)) {
-      start_checkpoint();
-    }
+    if (healthy_.load() && checkpoint_due(true)) start_checkpoint();
     if (healthy_.load() && checkpointing_) checkpoint_step();
     if (batch.empty()) {
       if (!healthy_.load()) {
@@ -371,8 +365,10 @@ void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision) {
   for (Pending& p : batch) {
     for (WriteOp& op : p.ops) {
       // An op without events (a lock-delay that ran out) has no journal: its row waits for the
-      // next checkpoint, and a crash before it only leaves a lock-delay already past.
-      Revision at = op.events.empty() ? revision : op.events.back().revision;
+      // next checkpoint, and a crash before it only leaves a lock-delay already past. It counts
+      // as above `revision`, so that a checkpoint at `revision` begun before it was recorded
+      // does not drop it unwritten.
+      Revision at = op.events.empty() ? revision + 1 : op.events.back().revision;
       if (op.row) {
         dirty_.put_row(op.key, std::move(*op.row), at);
         op.row.reset();
@@ -384,6 +380,17 @@ void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision) {
     }
   }
   dirty_.set_revision(revision);
+  dirty_revision_.store(revision);
+}
+
+bool GroupWriter::checkpoint_due(bool timed) const {
+  // Nothing durable since the last one: a checkpoint would write nothing new.
+  if (checkpointing_ || dirty_revision_.load() <= checkpoint_written_) return false;
+  // Also before the event log outgrows events_keep above the checkpoint: it is trimmed only
+  // below it (and without waiting for another write).
+  return ops_since_checkpoint_ >= config_.checkpoint_ops ||
+         written_ - checkpoint_written_ >= config_.events_keep ||
+         (timed && std::chrono::steady_clock::now() - checkpointed_at_ >= config_.checkpoint_every);
 }
 
 void GroupWriter::start_checkpoint() {
@@ -424,13 +431,16 @@ void GroupWriter::checkpoint_step() {
     }
   }
   std::optional<Revision> done;
+  Revision new_oldest = written_oldest_;
   if (c.next == c.keys.size()) {
     done = c.at;
     encoded &= wb.Put(cf_.meta, kCheckpointKey, big_endian(c.at)).ok();
+    // The log may shrink as soon as the checkpoint is written, in the same batch.
+    encoded &= trim_events(written_, c.at, new_oldest);
     checkpointing_.reset();
   }
   std::vector<Pending> none;
-  if (!write_and_land(encoded, none, 0, written_, written_oldest_, done)) {
+  if (!write_and_land(encoded, none, 0, written_, new_oldest, done)) {
     checkpointing_.reset();  // started again once writes resume
     spdlog::error("the ledger refused a checkpoint, refusing writes until it resumes: {}",
                   last_error());
@@ -582,20 +592,22 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     }
   }
   ops_since_checkpoint_ += ops;
-  Revision oldest = written_oldest_;
-  Revision new_oldest = oldest;
-  // Events above the last checkpoint are the only copy of their journals: never trimmed.
-  Revision trim_to =
-      std::min(next - std::min(next, config_.events_keep) + 1, checkpoint_written_ + 1);
-  if (trim_to > oldest + kEventTrimStep + 1) {
-    new_oldest = trim_to;
-    // From "", not BE64(0): a tombstone key outside the insert-hint prefix domain (see
-    // Ledger::open) does not disturb the hint, which RocksDB shares with the tombstone table.
-    encoded &= wb.DeleteRange(cf_.events, "", big_endian(new_oldest)).ok();
-    encoded &= wb.Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
-  }
-
+  Revision new_oldest;
+  encoded &= trim_events(next, checkpoint_written_, new_oldest);
   return write_and_land(encoded, batch, ops, next, new_oldest, std::nullopt);
+}
+
+bool GroupWriter::trim_events(Revision next, Revision checkpoint, Revision& new_oldest) {
+  new_oldest = written_oldest_;
+  // Events above the last checkpoint are the only copy of their journals: never trimmed.
+  Revision trim_to = std::min(next - std::min(next, config_.events_keep) + 1, checkpoint + 1);
+  if (trim_to <= written_oldest_ + kEventTrimStep + 1) return true;
+  new_oldest = trim_to;
+  rocksdb::WriteBatch& wb = *write_batch_;
+  // From "", not BE64(0): a tombstone key outside the insert-hint prefix domain (see
+  // Ledger::open) does not disturb the hint, which RocksDB shares with the tombstone table.
+  return wb.DeleteRange(cf_.events, "", big_endian(new_oldest)).ok() &&
+         wb.Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
 }
 
 bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,

@@ -158,8 +158,12 @@ class GroupWriter {
                                     std::optional<Revision> checkpoint);
   // A checkpoint writes the rows changed since the last one (if any), in chunks between commits,
   // the last chunk with meta/checkpoint. REQUIRES: writer thread, healthy.
+  bool checkpoint_due(bool timed) const;  // REQUIRES: writer thread
   void start_checkpoint();
   void checkpoint_step();  // REQUIRES: a checkpoint under way
+  // Adds the trim of the event log up to revision `next` to write_batch_ if it is due, never
+  // above `checkpoint`; `new_oldest` is the oldest event kept then. False if it cannot.
+  [[nodiscard]] bool trim_events(Revision next, Revision checkpoint, Revision& new_oldest);
   // Records the rows of durable ops (moved out of them). REQUIRES: view_mutex_ held.
   void record_dirty(std::vector<Pending>& batch, Revision revision);
   void refuse(std::vector<Pending>& batch);
@@ -218,6 +222,7 @@ class GroupWriter {
     std::size_t next = 0;
   };
   std::optional<Checkpoint> checkpointing_;
+  std::atomic<Revision> dirty_revision_{0};  // dirty_.revision(), read without view_mutex_
   std::uint64_t ops_since_checkpoint_ = 0;
   std::chrono::steady_clock::time_point checkpointed_at_;
   std::vector<Landing> landed_here_;  // sync off: batches answered on this thread
