@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,8 @@ struct EngineConfig {
   storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
   Revision revision_floor = 0;                              // --revision-floor
   bool skip_verify = false;  // tests: skip the start-up check of the table files
+  // tests: how often the ledger checkpoints its rows (storage::LedgerOptions)
+  std::chrono::milliseconds checkpoint_every{1000};
   // Cluster mode: the engine serves only the keys of the slots it adopted (adopt_slot); requests
   // on other keys are answered `unavailable`.
   bool cluster = false;

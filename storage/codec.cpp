@@ -159,9 +159,9 @@ std::optional<KeyState> decode_state(std::string_view bytes) {
   return s;
 }
 
-void encode_tenure(const TenureRecord& record, std::string& out) {
-  out.clear();
-  Writer w(out);
+namespace {
+
+void write_tenure(Writer& w, const TenureRecord& record) {
   w.u8(format_of(record.revocation));
   w.str(record.owner);
   w.signed_varint(record.acquired_at);
@@ -170,17 +170,48 @@ void encode_tenure(const TenureRecord& record, std::string& out) {
   write_revocation(w, record.revocation);
 }
 
+bool read_tenure(Reader& r, TenureRecord& t) {
+  std::uint8_t format, end;
+  if (!r.u8(format) || !known_format(format) || !r.str(t.owner) ||
+      !r.signed_varint(t.acquired_at) || !r.optional_time(t.ended_at) || !r.u8(end) || end > 3 ||
+      !r.revocation(format, t.revocation)) {
+    return false;
+  }
+  if (end) t.end = static_cast<EndReason>(end - 1);
+  return true;
+}
+
+// Set on an event row's format byte when the op's journal follows the event.
+constexpr std::uint8_t kJournalFlag = 0x80;
+
+bool read_journal(Reader& r, Journal& journal) {
+  std::uint8_t has_row;
+  std::uint64_t n;
+  if (!r.u8(has_row) || has_row > 1) return false;
+  journal.row.reset();
+  if (has_row && !r.str(journal.row.emplace())) return false;
+  if (!r.varint(n)) return false;
+  journal.tenures.clear();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    TenureRecord& t = journal.tenures.emplace_back();
+    if (!r.varint(t.token) || !read_tenure(r, t)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void encode_tenure(const TenureRecord& record, std::string& out) {
+  out.clear();
+  Writer w(out);
+  write_tenure(w, record);
+}
+
 std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token) {
   Reader r(bytes);
   TenureRecord t;
   t.token = token;
-  std::uint8_t format, end;
-  if (!r.u8(format) || !known_format(format) || !r.str(t.owner) ||
-      !r.signed_varint(t.acquired_at) || !r.optional_time(t.ended_at) || !r.u8(end) || end > 3 ||
-      !r.revocation(format, t.revocation) || !r.done()) {
-    return std::nullopt;
-  }
-  if (end) t.end = static_cast<EndReason>(end - 1);
+  if (!read_tenure(r, t) || !r.done()) return std::nullopt;
   return t;
 }
 
@@ -197,16 +228,41 @@ void encode_event(const Event& event, std::string& out) {
   write_revocation(w, event.revocation);
 }
 
-std::optional<Event> decode_event(std::string_view bytes, Revision revision) {
+void append_journal(const std::optional<std::string>& row, const TenureRecords& tenures,
+                    std::string& out) {
+  if (out.empty()) return;
+  out[0] = static_cast<char>(static_cast<std::uint8_t>(out[0]) | kJournalFlag);
+  Writer w(out);
+  w.u8(row ? 1 : 0);
+  if (row) w.str(*row);
+  std::uint64_t ended = 0;
+  for (const TenureRecord& t : tenures) ended += t.ended_at ? 1 : 0;
+  w.varint(ended);
+  for (const TenureRecord& t : tenures) {
+    if (!t.ended_at) continue;
+    w.varint(t.token);
+    write_tenure(w, t);
+  }
+}
+
+std::optional<Event> decode_event(std::string_view bytes, Revision revision, Journal* journal) {
   Reader r(bytes);
   Event e;
   e.revision = revision;
-  std::uint8_t format;
-  if (!r.u8(format) || !known_format(format) || !read_enum(r, e.type, 5) || !r.str(e.key) ||
-      !r.str(e.owner) || !r.varint(e.token) || !r.signed_varint(e.at) ||
-      !r.optional_time(e.expires_at) || !r.revocation(format, e.revocation) || !r.done()) {
+  std::uint8_t flagged;
+  if (!r.u8(flagged)) return std::nullopt;
+  std::uint8_t format = flagged & ~kJournalFlag;
+  if (!known_format(format) || !read_enum(r, e.type, 5) || !r.str(e.key) || !r.str(e.owner) ||
+      !r.varint(e.token) || !r.signed_varint(e.at) || !r.optional_time(e.expires_at) ||
+      !r.revocation(format, e.revocation)) {
     return std::nullopt;
   }
+  Journal ignored;
+  Journal& j = journal ? *journal : ignored;
+  j = Journal{};
+  if ((flagged & kJournalFlag) && !read_journal(r, j)) return std::nullopt;
+  if (!r.done()) return std::nullopt;
+  if (journal) journal->present = (flagged & kJournalFlag) != 0;
   return e;
 }
 

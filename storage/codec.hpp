@@ -22,7 +22,21 @@ std::optional<TenureRecord> decode_tenure(std::string_view bytes, Token token);
 
 void encode_event(const Event& event, std::string& out);
 std::string encode_event(const Event& event);
-std::optional<Event> decode_event(std::string_view bytes, Revision revision);
+
+// What an op changed besides its events: its lease row and the tenures it ended. Between
+// checkpoints the event log is the ledger's durable truth, so an op's last event row carries it
+// (recovery rebuilds the rows from it; see GroupWriter).
+struct Journal {
+  bool present = false;
+  std::optional<std::string> row;
+  TenureRecords tenures;  // ended ones only
+};
+// Appends the journal of `row` and the ended ones of `tenures` to an event encoded in `out`.
+void append_journal(const std::optional<std::string>& row, const TenureRecords& tenures,
+                    std::string& out);
+// Decodes an event row, with or without a journal (filled in when `journal` is given).
+std::optional<Event> decode_event(std::string_view bytes, Revision revision,
+                                  Journal* journal = nullptr);
 
 // Big-endian so that RocksDB's bytewise order is numeric order.
 std::string big_endian(std::uint64_t value);

@@ -89,6 +89,10 @@ class Restorer : public rocksdb::WriteBatch::Handler {
 // Ops queued during a sync above which the writer writes them without waiting for it to end.
 constexpr std::size_t kWriteAhead = 64;
 
+// Rows per checkpoint batch: a checkpoint of many keys goes in steps between the commits, which
+// would otherwise wait for it (a random-key insert costs ~1 µs).
+constexpr std::size_t kCheckpointChunk = 1024;
+
 // Events are trimmed in steps, not on every batch, to keep range tombstones few.
 constexpr std::uint64_t kEventTrimStep = 4096;
 
@@ -101,7 +105,10 @@ GroupWriter::GroupWriter(rocksdb::DB* db, ColumnFamilies cf, WriterConfig config
       config_(std::move(config)),
       write_batch_(std::make_unique<rocksdb::WriteBatch>()),
       revision_(revision),
-      oldest_revision_(oldest_revision) {}
+      oldest_revision_(oldest_revision) {
+  dirty_.set_revision(revision);
+  dirty_revision_.store(revision);
+}
 
 GroupWriter::~GroupWriter() { stop(); }
 
@@ -109,6 +116,9 @@ Status GroupWriter::start(Revision reserved) {
   reserved_ = reserved;
   written_ = revision_.load();
   written_oldest_ = oldest_revision_.load();
+  checkpoint_written_ = written_;  // the ledger opens with every row written (Ledger::open)
+  checkpoint_durable_ = written_;
+  checkpointed_at_ = std::chrono::steady_clock::now();
   Status status = reserve_for(written_ + 1);
   if (!status.ok()) return status;
   if (config_.sync) durable_.store(take_snapshot());
@@ -178,6 +188,13 @@ WriterStats GroupWriter::stats() const {
 std::string GroupWriter::last_error() const {
   std::lock_guard lock(mutex_);
   return last_error_;
+}
+
+std::shared_ptr<const rocksdb::Snapshot> GroupWriter::durable_view(
+    const std::function<void(const DirtyRows&)>& look) const {
+  std::lock_guard lock(view_mutex_);
+  look(dirty_);
+  return durable_.load();
 }
 
 std::shared_ptr<const rocksdb::Snapshot> GroupWriter::take_snapshot() {
@@ -287,6 +304,10 @@ void GroupWriter::try_resume() {
   }
   sync_failed_ = false;
   written_ = revision_.load();
+  {
+    std::lock_guard view(view_mutex_);
+    checkpoint_written_ = checkpoint_durable_;  // a refused checkpoint was undone
+  }
   written_oldest_ = oldest_revision_.load();
   if (config_.sync) durable_.store(take_snapshot());
   healthy_.store(true);
@@ -302,20 +323,30 @@ void GroupWriter::run() {
         // While a sync runs, a few ops wait for it to end and go into one batch (each batch
         // costs a write); many are written at once, so the next sync finds them ready. A failed
         // sync makes the writer unhealthy: then it retries to resume.
-        wake_.wait(lock, [&] {
+        // A checkpoint under way writes its next chunk meanwhile.
+        auto ready = [&] {
           return (!queue_.empty() && (!syncing_ || queued_ops_ >= kWriteAhead)) || stopping_ ||
                  !healthy_.load();
-        });
+        };
+        wake_.wait(lock, [&] { return ready() || checkpointing_ || checkpoint_due(false); });
+        if (ready()) {
+          batch.swap(queue_);
+          queued_ops_ = 0;
+        }
       } else {
         wake_.wait_for(lock, kResumeEvery, [&] { return !queue_.empty() || stopping_; });
+        batch.swap(queue_);
+        queued_ops_ = 0;
       }
-      if (queue_.empty() && stopping_) break;
-      batch.swap(queue_);
-      queued_ops_ = 0;
+      if (batch.empty() && stopping_) break;
     }
+    if (healthy_.load() && checkpoint_due(true)) start_checkpoint();
+    if (healthy_.load() && checkpointing_) checkpoint_step();
     if (batch.empty()) {
-      if (!healthy_.load()) try_resume();
-      if (healthy_.load()) spdlog::info("the ledger accepts writes again");
+      if (!healthy_.load()) {
+        try_resume();
+        if (healthy_.load()) spdlog::info("the ledger accepts writes again");
+      }
     } else if (!healthy_.load()) {
       // Queued before the failure: computed on state that may include a refused write.
       refuse(batch);
@@ -323,6 +354,98 @@ void GroupWriter::run() {
       spdlog::error("the ledger refused a write, refusing writes until it resumes: {}",
                     last_error());
     }
+  }
+  // A clean stop leaves every row in its column family: the next start replays nothing.
+  while (healthy_.load() && checkpointing_) checkpoint_step();
+  if (healthy_.load()) start_checkpoint();
+  while (healthy_.load() && checkpointing_) checkpoint_step();
+}
+
+void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision) {
+  for (Pending& p : batch) {
+    for (WriteOp& op : p.ops) {
+      // An op without events (a lock-delay that ran out) has no journal: its row waits for the
+      // next checkpoint, and a crash before it only leaves a lock-delay already past. It counts
+      // as above `revision`, so that a checkpoint at `revision` begun before it was recorded
+      // does not drop it unwritten.
+      Revision at = op.events.empty() ? revision + 1 : op.events.back().revision;
+      if (op.row) {
+        dirty_.put_row(op.key, std::move(*op.row), at);
+        op.row.reset();
+      }
+      for (TenureRecord& t : op.tenures) {
+        if (t.ended_at) dirty_.add_tenure(op.key, std::move(t), at);
+      }
+      op.tenures.clear();
+    }
+  }
+  dirty_.set_revision(revision);
+  dirty_revision_.store(revision);
+}
+
+bool GroupWriter::checkpoint_due(bool timed) const {
+  // Nothing durable since the last one: a checkpoint would write nothing new.
+  if (checkpointing_ || dirty_revision_.load() <= checkpoint_written_) return false;
+  // Also before the event log outgrows events_keep above the checkpoint: it is trimmed only
+  // below it (and without waiting for another write).
+  return ops_since_checkpoint_ >= config_.checkpoint_ops ||
+         written_ - checkpoint_written_ >= config_.events_keep ||
+         (timed && std::chrono::steady_clock::now() - checkpointed_at_ >= config_.checkpoint_every);
+}
+
+void GroupWriter::start_checkpoint() {
+  ops_since_checkpoint_ = 0;
+  checkpointed_at_ = std::chrono::steady_clock::now();
+  std::lock_guard lock(view_mutex_);
+  if (dirty_.empty()) return;
+  Checkpoint& c = checkpointing_.emplace();
+  c.at = dirty_.revision();
+  c.keys.reserve(dirty_.keys().size());
+  for (const auto& entry : dirty_.keys()) c.keys.push_back(entry.first);
+}
+
+void GroupWriter::checkpoint_step() {
+  Checkpoint& c = *checkpointing_;
+  rocksdb::WriteBatch& wb = *write_batch_;
+  wb.Clear();
+  bool encoded = true;
+  {
+    std::lock_guard lock(view_mutex_);
+    // Each key's newest durable row: one newer than c.at does no harm, as the journals above
+    // c.at rebuild the same row, and reads take it from dirty_ until it is dropped.
+    std::size_t end = std::min(c.next + kCheckpointChunk, c.keys.size());
+    for (; c.next < end; ++c.next) {
+      const std::string& key = c.keys[c.next];
+      const DirtyKey* dirty = dirty_.find(key);
+      if (!dirty) continue;
+      if (dirty->row) encoded &= wb.Put(cf_.leases, key, *dirty->row).ok();
+      for (const auto& [revision, t] : dirty->tenures) {
+        tenure_row_key(key, t.token, scratch_key_);
+        encode_tenure(t, scratch_value_);
+        encoded &= wb.Put(cf_.tenures, scratch_key_, scratch_value_).ok();
+        if (t.token > config_.history_keep) {
+          tenure_row_key(key, t.token - config_.history_keep, scratch_key_);
+          encoded &= wb.Delete(cf_.tenures, scratch_key_).ok();
+        }
+      }
+    }
+  }
+  std::optional<Revision> done;
+  Revision new_oldest = written_oldest_;
+  if (c.next == c.keys.size()) {
+    done = c.at;
+    encoded &= wb.Put(cf_.meta, kCheckpointKey, big_endian(c.at)).ok();
+    // The log may shrink as soon as the checkpoint is written, in the same batch.
+    encoded &= trim_events(written_, c.at, new_oldest);
+    checkpointing_.reset();
+  }
+  std::vector<Pending> none;
+  if (!write_and_land(encoded, none, 0, written_, new_oldest, done)) {
+    checkpointing_.reset();  // started again once writes resume
+    spdlog::error("the ledger refused a checkpoint, refusing writes until it resumes: {}",
+                  last_error());
+  } else if (done) {
+    checkpoint_written_ = *done;
   }
 }
 
@@ -400,6 +523,14 @@ void GroupWriter::sync_landed(std::vector<Landing>& landings) {
                                 : Status::from(db_->SyncWAL());
   micros += micros_since(started);
   if (status.ok()) {
+    std::lock_guard lock(view_mutex_);
+    for (Landing& l : landings) {
+      if (!l.ok) continue;
+      record_dirty(l.batch, l.revision);
+      if (!l.checkpoint) continue;
+      dirty_.drop_upto(*l.checkpoint);
+      checkpoint_durable_ = *l.checkpoint;
+    }
     revision_.store(newest->revision);
     oldest_revision_.store(newest->oldest);
     durable_.store(std::move(newest->snapshot));
@@ -448,36 +579,41 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   for (Pending& p : batch) {
     ops += p.ops.size();
     for (WriteOp& op : p.ops) {
-      if (op.row) encoded &= wb.Put(cf_.leases, op.key, *op.row).ok();
-      for (const TenureRecord& t : op.tenures) {
-        // A live tenure is read from the lease row; only ended ones get a row of their own, which
-        // saves one memtable insert per acquire.
-        if (!t.ended_at) continue;
-        tenure_row_key(op.key, t.token, scratch_key_);
-        encode_tenure(t, scratch_value_);
-        encoded &= wb.Put(cf_.tenures, scratch_key_, scratch_value_).ok();
-        if (t.token > config_.history_keep) {
-          tenure_row_key(op.key, t.token - config_.history_keep, scratch_key_);
-          encoded &= wb.Delete(cf_.tenures, scratch_key_).ok();
-        }
-      }
-      for (Event& e : op.events) {
+      // One row per op: its events, the last of which carries the op's lease row and ended
+      // tenures (its journal). Those reach their own column families with the next checkpoint;
+      // a random-key memtable insert per row costs far more than an append to the event log.
+      for (std::size_t i = 0; i < op.events.size(); ++i) {
+        Event& e = op.events[i];
         e.revision = ++next;
         encode_event(e, scratch_value_);
+        if (i + 1 == op.events.size()) append_journal(op.row, op.tenures, scratch_value_);
         encoded &= wb.Put(cf_.events, big_endian(e.revision), scratch_value_).ok();
       }
     }
   }
-  Revision oldest = written_oldest_;
-  Revision new_oldest = oldest;
-  if (next > config_.events_keep && next - config_.events_keep > oldest + kEventTrimStep) {
-    new_oldest = next - config_.events_keep + 1;
-    // From "", not BE64(0): a tombstone key outside the insert-hint prefix domain (see
-    // Ledger::open) does not disturb the hint, which RocksDB shares with the tombstone table.
-    encoded &= wb.DeleteRange(cf_.events, "", big_endian(new_oldest)).ok();
-    encoded &= wb.Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
-  }
+  ops_since_checkpoint_ += ops;
+  Revision new_oldest;
+  encoded &= trim_events(next, checkpoint_written_, new_oldest);
+  return write_and_land(encoded, batch, ops, next, new_oldest, std::nullopt);
+}
 
+bool GroupWriter::trim_events(Revision next, Revision checkpoint, Revision& new_oldest) {
+  new_oldest = written_oldest_;
+  // Events above the last checkpoint are the only copy of their journals: never trimmed.
+  Revision trim_to = std::min(next - std::min(next, config_.events_keep) + 1, checkpoint + 1);
+  if (trim_to <= written_oldest_ + kEventTrimStep + 1) return true;
+  new_oldest = trim_to;
+  rocksdb::WriteBatch& wb = *write_batch_;
+  // From "", not BE64(0): a tombstone key outside the insert-hint prefix domain (see
+  // Ledger::open) does not disturb the hint, which RocksDB shares with the tombstone table.
+  return wb.DeleteRange(cf_.events, "", big_endian(new_oldest)).ok() &&
+         wb.Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
+}
+
+bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,
+                                 Revision next, Revision new_oldest,
+                                 std::optional<Revision> checkpoint) {
+  rocksdb::WriteBatch& wb = *write_batch_;
   // With sync on, the completer syncs: this thread goes on to the next batch meanwhile.
   rocksdb::WriteOptions wo;
   wo.sync = false;
@@ -499,7 +635,7 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
     std::lock_guard lock(mutex_);
     stats_.batches++;
     stats_.ops += ops;
-    if (!config_.sync) count_group(stats_, ops, micros);
+    if (!config_.sync && ops > 0) count_group(stats_, ops, micros);
     if (!status.ok()) {
       stats_.failures++;
       last_error_ = status.message();
@@ -523,11 +659,18 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   landing.write_us = micros;
   landing.revision = next;
   landing.oldest = new_oldest;
+  landing.checkpoint = checkpoint;
   if (config_.sync) {
     rep.assign(wb.Data());
     landing.rep = std::move(rep);
     landing.snapshot = std::move(snapshot);
   } else {
+    std::lock_guard lock(view_mutex_);
+    record_dirty(batch, next);
+    if (checkpoint) {
+      dirty_.drop_upto(*checkpoint);
+      checkpoint_durable_ = *checkpoint;
+    }
     revision_.store(next);
     oldest_revision_.store(new_oldest);
   }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/lease.hpp"
+#include "storage/dirty_rows.hpp"
 #include "storage/errc.hpp"
 
 namespace rocksdb {
@@ -85,7 +86,15 @@ struct WriterConfig {
   std::size_t history_keep = 1000;
   std::uint64_t events_keep = 1'000'000;
   std::string marks_path;  // see marks.hpp
+  // A checkpoint writes the rows changed since the last one when this many ops or this much time
+  // have passed since it (and at a clean stop).
+  std::uint64_t checkpoint_ops = 65'536;
+  std::chrono::milliseconds checkpoint_every{1000};
 };
+
+// Key of the meta row that holds the revision of the last checkpoint: the lease and tenure rows
+// are complete up to it, and the journals of the events above it hold the rest.
+inline constexpr const char* kCheckpointKey = "checkpoint";
 
 class GroupWriter {
  public:
@@ -113,6 +122,10 @@ class GroupWriter {
   Revision revision() const { return revision_.load(); }
   // What reads must see: the ledger at revision() (null: the latest, which is then durable).
   std::shared_ptr<const rocksdb::Snapshot> durable_snapshot() const { return durable_.load(); }
+  // The durable snapshot, and `look` called on the durable rows that no checkpoint has written
+  // yet, as one consistent view: a read adds those rows to what the snapshot has (they win).
+  std::shared_ptr<const rocksdb::Snapshot> durable_view(
+      const std::function<void(const DirtyRows&)>& look) const;
   Revision oldest_revision() const { return oldest_revision_.load(); }
   WriterStats stats() const;
   std::string last_error() const;
@@ -130,7 +143,8 @@ class GroupWriter {
     std::uint64_t write_us = 0;
     Revision revision = 0;  // after the batch
     Revision oldest = 0;
-    std::string rep;  // sync on: the batch's bytes, to undo it if its sync fails
+    std::optional<Revision> checkpoint;  // the batch is a checkpoint at this revision
+    std::string rep;                     // sync on: the batch's bytes, to undo it if its sync fails
     std::shared_ptr<const rocksdb::Snapshot> snapshot;  // sync on: the ledger after it
   };
   void run();
@@ -138,6 +152,20 @@ class GroupWriter {
   // Publishes the events of the landed batches that were written and answers every group.
   void answer(std::vector<Landing>& landings, std::vector<const Events*>& events);
   [[nodiscard]] bool commit(std::vector<Pending>& batch);
+  // Writes write_batch_ (the ops of `batch`, up to revision `next`) and hands it on.
+  [[nodiscard]] bool write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,
+                                    Revision next, Revision new_oldest,
+                                    std::optional<Revision> checkpoint);
+  // A checkpoint writes the rows changed since the last one (if any), in chunks between commits,
+  // the last chunk with meta/checkpoint. REQUIRES: writer thread, healthy.
+  bool checkpoint_due(bool timed) const;  // REQUIRES: writer thread
+  void start_checkpoint();
+  void checkpoint_step();  // REQUIRES: a checkpoint under way
+  // Adds the trim of the event log up to revision `next` to write_batch_ if it is due, never
+  // above `checkpoint`; `new_oldest` is the oldest event kept then. False if it cannot.
+  [[nodiscard]] bool trim_events(Revision next, Revision checkpoint, Revision& new_oldest);
+  // Records the rows of durable ops (moved out of them). REQUIRES: view_mutex_ held.
+  void record_dirty(std::vector<Pending>& batch, Revision revision);
   void refuse(std::vector<Pending>& batch);
   void land(Landing landing);
   void sync_landed(std::vector<Landing>& landings);  // REQUIRES: completer thread
@@ -159,6 +187,10 @@ class GroupWriter {
 
   // Held around a batch's write and its snapshot, and around write_aside().
   std::mutex write_mutex_;
+  // Guards dirty_ and the publication of each durable revision and snapshot with it.
+  mutable std::mutex view_mutex_;
+  DirtyRows dirty_;
+  Revision checkpoint_durable_ = 0;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable drained_;
@@ -183,6 +215,16 @@ class GroupWriter {
   Revision reserved_ = 0;
   Revision written_ = 0;  // the newest revision written (durable or not)
   Revision written_oldest_ = 0;
+  Revision checkpoint_written_ = 0;  // events above it are never trimmed
+  struct Checkpoint {
+    Revision at = 0;                // the rows are complete up to it once every key is written
+    std::vector<std::string> keys;  // dirty at its start
+    std::size_t next = 0;
+  };
+  std::optional<Checkpoint> checkpointing_;
+  std::atomic<Revision> dirty_revision_{0};  // dirty_.revision(), read without view_mutex_
+  std::uint64_t ops_since_checkpoint_ = 0;
+  std::chrono::steady_clock::time_point checkpointed_at_;
   std::vector<Landing> landed_here_;  // sync off: batches answered on this thread
   std::vector<const Events*> events_here_;
   std::chrono::steady_clock::time_point marks_written_;

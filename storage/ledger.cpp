@@ -8,10 +8,12 @@
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 
 #include "storage/codec.hpp"
 #include "storage/info_log.hpp"
@@ -20,10 +22,12 @@
 namespace tenure::storage {
 namespace {
 
-// 2: the revision lives only in the event log, live tenures only in the lease row. A schema-1
-// ledger reads correctly as schema 2 and is marked 2, so that an older tenured refuses it.
-constexpr const char* kSchemaVersion = "2";
-constexpr const char* kUpgradableSchema = "1";
+// 2: the revision lives only in the event log, live tenures only in the lease row.
+// 3: lease and tenure rows are written at checkpoints; above meta/checkpoint, the events'
+// journals hold them. A schema-1 or -2 ledger reads correctly as schema 3 (checkpointed at its
+// revision) and is marked 3, so that an older tenured refuses it.
+constexpr const char* kSchemaVersion = "3";
+bool upgradable(const std::string& schema) { return schema == "1" || schema == "2"; }
 
 Status read_meta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const char* name,
                  std::uint64_t& value) {
@@ -138,6 +142,35 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families() {
 
 namespace {
 
+// Reads the journals of the events above the checkpoint (meta/checkpoint) in order: `visit`
+// sees each op's event and journal. An event that cannot be decoded is `on_bad`'s status, or
+// skipped when that is ok (a recovery). A ledger older than schema 3 has no journals.
+Status read_journals(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
+                     rocksdb::ColumnFamilyHandle* meta,
+                     const std::function<void(const Event&, Journal&)>& visit,
+                     const std::function<Status(Revision)>& on_bad) {
+  std::string schema;
+  rocksdb::Status s = db->Get(rocksdb::ReadOptions(), meta, "schema", &schema);
+  if (s.IsNotFound() || (s.ok() && schema != kSchemaVersion)) return {};
+  if (!s.ok()) return Status::from(s);
+  std::uint64_t checkpoint = 0;
+  if (Status st = read_meta(db, meta, kCheckpointKey, checkpoint); !st.ok()) return st;
+  rocksdb::ReadOptions read;
+  read.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(read, events));
+  Journal journal;
+  for (it->Seek(big_endian(checkpoint + 1)); it->Valid(); it->Next()) {
+    Revision revision = from_big_endian(it->key().ToStringView());
+    auto event = decode_event(it->value().ToStringView(), revision, &journal);
+    if (!event) {
+      if (Status st = on_bad(revision); !st.ok()) return st;
+      continue;
+    }
+    if (journal.present) visit(*event, journal);
+  }
+  return Status::from(it->status());
+}
+
 // Looks for damage without changing anything: a read-only open replays the WALs into memory only
 // (a writable open would flush what it read and delete the damaged WAL), then every table file
 // is read and checked, and the revision compared with the durable mark.
@@ -160,6 +193,16 @@ Status check_for_damage(const LedgerOptions& options, const std::optional<Marks>
   }
   Revision revision = 0;
   if (status.ok()) status = read_last_revision(db.get(), handles[3], revision);
+  if (status.ok()) {
+    // The rows above the checkpoint exist only in the events' journals: one that cannot be read
+    // is an acknowledged change lost.
+    status = read_journals(
+        db.get(), handles[3], handles[4], [](const Event&, Journal&) {},
+        [&](Revision bad) {
+          return damaged(options, "the event at revision " + std::to_string(bad) +
+                                      ", above the last checkpoint, cannot be decoded");
+        });
+  }
   if (status.ok() && marks && revision < marks->durable) {
     std::string wal = newest_wal(options.path);
     status = damaged(options, "it ends at revision " + std::to_string(revision) + " but revision " +
@@ -212,15 +255,62 @@ void Ledger::close_db() {
   db_.reset();
 }
 
-Status Ledger::check_schema() {
+Status Ledger::check_schema(Revision revision) {
   std::string schema;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_.meta, "schema", &schema);
-  if (s.IsNotFound() || (s.ok() && schema == kUpgradableSchema)) {
+  if (s.IsNotFound() || (s.ok() && upgradable(schema))) {
+    // Every row of an older (or a new) ledger is in its column family: checkpointed as it is.
+    rocksdb::WriteBatch wb;
+    s = wb.Put(cf_.meta, "schema", kSchemaVersion);
+    if (s.ok()) s = wb.Put(cf_.meta, kCheckpointKey, big_endian(revision));
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    s = db_->Put(wo, cf_.meta, "schema", kSchemaVersion);
+    if (s.ok()) s = db_->Write(wo, &wb);
   } else if (s.ok() && schema != kSchemaVersion) {
     return Status(errc::unsupported_schema, "unsupported ledger schema version " + schema);
+  }
+  return Status::from(s);
+}
+
+Status Ledger::replay_journals(Revision revision) {
+  rocksdb::WriteBatch wb;
+  rocksdb::Status s;
+  std::string row_key, value;
+  const std::size_t keep = std::max<std::size_t>(options_.history_keep, 1);
+  std::uint64_t replayed = 0, skipped = 0;
+  Status status = read_journals(
+      db_.get(), cf_.events, cf_.meta,
+      [&](const Event& event, Journal& journal) {
+        ++replayed;
+        if (journal.row && s.ok()) s = wb.Put(cf_.leases, event.key, *journal.row);
+        for (const TenureRecord& t : journal.tenures) {
+          tenure_row_key(event.key, t.token, row_key);
+          encode_tenure(t, value);
+          if (s.ok()) s = wb.Put(cf_.tenures, row_key, value);
+          if (t.token <= keep) continue;
+          tenure_row_key(event.key, t.token - keep, row_key);
+          if (s.ok()) s = wb.Delete(cf_.tenures, row_key);
+        }
+      },
+      [&](Revision bad) {
+        if (options_.mode == OpenMode::normal) {
+          return damaged(options_, "the event at revision " + std::to_string(bad) +
+                                       ", above the last checkpoint, cannot be decoded");
+        }
+        // A recovery goes on above every token issued (start_above): a lost row cannot
+        // reissue one.
+        ++skipped;
+        spdlog::warn("skipping the undecodable event at revision {} while replaying", bad);
+        return Status();
+      });
+  if (!status.ok()) return status;
+  if (s.ok()) s = wb.Put(cf_.meta, kCheckpointKey, big_endian(revision));
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  if (s.ok()) s = db_->Write(wo, &wb);
+  if (s.ok() && replayed + skipped > 0) {
+    spdlog::info("rebuilt the rows of {} ops from the event log ({} undecodable events skipped)",
+                 replayed, skipped);
   }
   return Status::from(s);
 }
@@ -288,9 +378,6 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
   ledger->env_ = rocksdb::NewCompositeEnv(no_space_as_io_error(base->GetFileSystem()));
   status = ledger->open_db(make_options(o, ledger->env_.get()));
   if (!status.ok()) return nullptr;
-  status = ledger->check_schema();
-  if (!status.ok()) return nullptr;
-
   std::uint64_t revision = 0, oldest = 0, token_floor = 0;
   for (Status st : {read_meta(ledger->db_.get(), ledger->cf_.meta, "revision", revision),
                     read_meta(ledger->db_.get(), ledger->cf_.meta, "oldest_revision", oldest),
@@ -300,6 +387,11 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
       return nullptr;
     }
   }
+  status = ledger->check_schema(revision);
+  if (!status.ok()) return nullptr;
+  // After a crash, the rows changed since the last checkpoint are in the events' journals.
+  status = ledger->replay_journals(revision);
+  if (!status.ok()) return nullptr;
   if (o.mode != OpenMode::normal) {
     status = ledger->start_above(marks, revision);
     if (!status.ok()) return nullptr;
@@ -308,8 +400,12 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
   if (!status.ok()) return nullptr;
   ledger->token_floor_ = token_floor;
   Revision reserved = marks && o.mode == OpenMode::normal ? marks->reserved : 0;
-  WriterConfig config{options.sync, std::max<std::size_t>(options.history_keep, 1),
-                      std::max<std::uint64_t>(options.events_keep, 1), o.marks_path};
+  WriterConfig config{options.sync,
+                      std::max<std::size_t>(options.history_keep, 1),
+                      std::max<std::uint64_t>(options.events_keep, 1),
+                      o.marks_path,
+                      std::max<std::uint64_t>(options.checkpoint_ops, 1),
+                      options.checkpoint_every};
   ledger->writer_ =
       std::make_unique<GroupWriter>(ledger->db_.get(), ledger->cf_, config, revision, oldest);
   // Reserves the first block now (and records the revision as durable): a start on a full disk
@@ -326,8 +422,13 @@ Ledger::~Ledger() {
 
 // Reads see the durable state only: with sync on, the memtables run ahead of the disk while a
 // WAL sync is under way (see GroupWriter). The snapshot lives as long as the read.
+// The rows no checkpoint has written yet are read with it (`look`), and win over the snapshot's.
 struct Ledger::DurableRead {
   explicit DurableRead(const GroupWriter& writer) : snapshot(writer.durable_snapshot()) {
+    options.snapshot = snapshot.get();
+  }
+  DurableRead(const GroupWriter& writer, const std::function<void(const DirtyRows&)>& look)
+      : snapshot(writer.durable_view(look)) {
     options.snapshot = snapshot.get();
   }
   std::shared_ptr<const rocksdb::Snapshot> snapshot;
@@ -343,8 +444,16 @@ Ledger::DurableRead Ledger::scan_once() const {
 
 Status Ledger::load(std::string_view key, LoadedState& loaded) const {
   std::string bytes;
-  DurableRead read(*writer_);
-  rocksdb::Status s = db_->Get(read.options, cf_.leases, key, &bytes);
+  bool dirty = false;
+  DurableRead read(*writer_, [&](const DirtyRows& rows) {
+    const DirtyKey* d = rows.find(key);
+    if (d && d->row) {
+      bytes = *d->row;
+      dirty = true;
+    }
+  });
+  rocksdb::Status s =
+      dirty ? rocksdb::Status::OK() : db_->Get(read.options, cf_.leases, key, &bytes);
   if (s.IsNotFound()) {
     loaded = LoadedState{};
     return {};
@@ -355,11 +464,22 @@ Status Ledger::load(std::string_view key, LoadedState& loaded) const {
 }
 
 Status Ledger::scan_leases(const std::function<void(std::string, LoadedState)>& visit) const {
-  DurableRead read = scan_once();
+  std::map<std::string, std::string, std::less<>> dirty;
+  DurableRead read(*writer_, [&](const DirtyRows& rows) {
+    for (const auto& [key, d] : rows.keys()) {
+      if (d.row) dirty.emplace(key, *d.row);
+    }
+  });
+  read.options.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.leases));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (dirty.contains(it->key().ToStringView())) continue;
     LoadedState loaded = decode_or_quarantine(it->value().ToStringView(), revision());
     if (needs_recovery(loaded)) visit(it->key().ToString(), std::move(loaded));
+  }
+  for (auto& [key, row] : dirty) {
+    LoadedState loaded = decode_or_quarantine(row, revision());
+    if (needs_recovery(loaded)) visit(key, std::move(loaded));
   }
   return Status::from(it->status());
 }
@@ -368,20 +488,59 @@ Status Ledger::list(std::string_view prefix, std::string_view after, std::size_t
                     std::vector<LeaseRow>& rows, bool& more) const {
   rows.clear();
   more = false;
-  DurableRead read(*writer_);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.leases));
   std::string start = std::max(std::string(prefix), std::string(after));
-  for (it->Seek(start); it->Valid(); it->Next()) {
-    std::string_view key = it->key().ToStringView();
-    if (!key.starts_with(prefix)) break;
-    if (!after.empty() && key <= after) continue;
-    auto state = decode_state(it->value().ToStringView());
-    if (!state || !state->lease || !state->lease->live_at(now)) continue;
+  auto in_range = [&](std::string_view key) {
+    return key.starts_with(prefix) && (after.empty() || key > after);
+  };
+  // The rows no checkpoint has written yet, in key order, up to the (limit + 1)th live one:
+  // the page ends before any after it.
+  std::vector<std::pair<std::string, std::string>> dirty;
+  DurableRead read(*writer_, [&](const DirtyRows& d) {
+    std::vector<const DirtyRows::Map::value_type*> in_page;
+    for (const auto& entry : d.keys()) {
+      if (entry.second.row && in_range(entry.first)) in_page.push_back(&entry);
+    }
+    std::sort(in_page.begin(), in_page.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+    std::size_t live = 0;
+    for (const auto* entry : in_page) {
+      if (live > limit) break;
+      auto state = decode_state(*entry->second.row);
+      if (state && state->lease && state->lease->live_at(now)) ++live;
+      dirty.emplace_back(entry->first, *entry->second.row);
+    }
+  });
+  // Adds a row to the page; false when the page is full.
+  auto add = [&](std::string_view key, std::string_view bytes) {
+    auto state = decode_state(bytes);
+    if (!state || !state->lease || !state->lease->live_at(now)) return true;
     if (rows.size() == limit) {
       more = true;
-      break;
+      return false;
     }
     rows.push_back(LeaseRow{std::string(key), std::move(*state->lease)});
+    return true;
+  };
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.leases));
+  it->Seek(start);
+  auto next_dirty = dirty.begin();
+  for (;;) {
+    bool stored = it->Valid() && it->key().ToStringView().starts_with(prefix);
+    std::string_view key = stored ? it->key().ToStringView() : std::string_view();
+    if (stored && !in_range(key)) {
+      it->Next();
+      continue;
+    }
+    if (next_dirty != dirty.end() && (!stored || next_dirty->first <= key)) {
+      if (stored && next_dirty->first == key) it->Next();  // the dirty row is newer
+      if (!add(next_dirty->first, next_dirty->second)) break;
+      ++next_dirty;
+    } else if (stored) {
+      if (!add(key, it->value().ToStringView())) break;
+      it->Next();
+    } else {
+      break;
+    }
   }
   return Status::from(it->status());
 }
@@ -390,8 +549,16 @@ Status Ledger::history(std::string_view key, Token before_token, std::size_t lim
                        std::vector<TenureRecord>& out, bool& more) const {
   out.clear();
   more = false;
-  // One snapshot: the lease row and the ended tenures must agree on which tenure is live.
-  DurableRead durable(*writer_);
+  // One snapshot: the lease row and the ended tenures must agree on which tenure is live. The
+  // key's rows that no checkpoint has written yet win over it.
+  std::optional<std::string> dirty_row;
+  std::map<Token, TenureRecord, std::greater<>> dirty_tenures;
+  DurableRead durable(*writer_, [&](const DirtyRows& rows) {
+    const DirtyKey* d = rows.find(key);
+    if (!d) return;
+    dirty_row = d->row;
+    for (const auto& [revision, t] : d->tenures) dirty_tenures.emplace(t.token, t);
+  });
   std::shared_ptr<const rocksdb::Snapshot> snapshot = durable.snapshot;
   if (!snapshot) {
     snapshot.reset(db_->GetSnapshot(),
@@ -403,7 +570,12 @@ Status Ledger::history(std::string_view key, Token before_token, std::size_t lim
   // The live tenure is the newest and has no row of its own (see GroupWriter::commit).
   Token live_token = 0;
   std::string row_bytes;
-  rocksdb::Status s = db_->Get(read, cf_.leases, key, &row_bytes);
+  rocksdb::Status s = rocksdb::Status::OK();
+  if (dirty_row) {
+    row_bytes = std::move(*dirty_row);
+  } else {
+    s = db_->Get(read, cf_.leases, key, &row_bytes);
+  }
   if (!s.ok() && !s.IsNotFound()) return Status::from(s);
   if (s.ok()) {
     auto state = decode_state(row_bytes);
@@ -418,6 +590,23 @@ Status Ledger::history(std::string_view key, Token before_token, std::size_t lim
       }
     }
   }
+  // Ended tenures newest first: the stored ones merged with the dirty ones (which win), without
+  // those a checkpoint of the dirty ones deletes (history_keep below each).
+  auto dropped = [&](Token token) {
+    return dirty_tenures.contains(token + std::max<std::size_t>(options_.history_keep, 1));
+  };
+  auto next_dirty = dirty_tenures.begin();
+  auto add = [&](TenureRecord&& record) {
+    if (!in_range(record.token) || record.token == live_token || dropped(record.token)) {
+      return true;
+    }
+    if (out.size() == limit) {
+      more = true;
+      return false;
+    }
+    out.push_back(std::move(record));
+    return true;
+  };
   std::string prefix = tenure_row_prefix(key);
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, cf_.tenures));
   it->SeekForPrev(tenure_row_key(key, before_token == 0 ? ~Token{0} : before_token - 1));
@@ -425,14 +614,15 @@ Status Ledger::history(std::string_view key, Token before_token, std::size_t lim
     std::string_view row = it->key().ToStringView();
     if (!row.starts_with(prefix) || row.size() != prefix.size() + 8) break;
     Token token = from_big_endian(row.substr(prefix.size()));
-    if (token == live_token) continue;  // a schema-1 start record
-    auto record = decode_tenure(it->value().ToStringView(), token);
-    if (!record) continue;
-    if (out.size() == limit) {
-      more = true;
-      break;
+    for (; next_dirty != dirty_tenures.end() && next_dirty->first >= token && !more; ++next_dirty) {
+      add(TenureRecord(next_dirty->second));
     }
-    out.push_back(std::move(*record));
+    if (more || dirty_tenures.contains(token)) continue;  // the dirty one is newer
+    auto record = decode_tenure(it->value().ToStringView(), token);
+    if (record) add(std::move(*record));
+  }
+  for (; next_dirty != dirty_tenures.end() && !more; ++next_dirty) {
+    add(TenureRecord(next_dirty->second));
   }
   return Status::from(it->status());
 }

@@ -2,11 +2,17 @@
 // The tenure ledger on RocksDB. Column families:
 //   leases   key                  -> KeyState (kept after the lease ends: last_token lives on)
 //   tenures  key '\0' BE64(token) -> TenureRecord of an ended tenure (the live one is the row's)
-//   events   BE64(revision)       -> Event
-//   meta     "oldest_revision", "schema", "token_floor" (the revision is the newest event's)
+//   events   BE64(revision)       -> Event; an op's last event also carries its journal: the
+//                                    key's new row and the tenures it ended
+//   meta     "oldest_revision", "schema", "token_floor", "checkpoint" (the revision is the
+//            newest event's)
+// Leases and tenures are written at checkpoints (GroupWriter): they are complete up to
+// meta/checkpoint, and the journals above it hold the rest, which reads add from memory and an
+// open after a crash writes back.
 // Reads see only committed, hence durable, rows. All writes go through the GroupWriter. Every
 // read returns a Status: a read that fails is an error, never fewer rows.
 // The high-water marks live next to the ledger, outside RocksDB (see marks.hpp).
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -48,6 +54,9 @@ struct LedgerOptions {
   std::uint64_t events_keep = 1'000'000;       // event log length
   rocksdb::Env* env = nullptr;                 // tests put a failing file system here
   bool skip_verify = false;                    // skip the start-up check of every table file
+  // Rows changed since the last checkpoint live in the event log (see GroupWriter).
+  std::uint64_t checkpoint_ops = 65'536;
+  std::chrono::milliseconds checkpoint_every{1000};
 };
 
 class Ledger final : public LedgerStore {
@@ -110,7 +119,10 @@ class Ledger final : public LedgerStore {
   Ledger() = default;
   Status open_db(rocksdb::Options db_options);
   void close_db();
-  Status check_schema();
+  Status check_schema(Revision revision);
+  // Writes the rows of the journals above the checkpoint into their column families and the
+  // checkpoint at `revision`. REQUIRES: nothing else writes yet.
+  Status replay_journals(Revision revision);
   Status start_above(const std::optional<Marks>& marks, Revision& revision);
 
   std::unique_ptr<rocksdb::Env> env_;  // before db_: it outlives it

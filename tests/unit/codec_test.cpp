@@ -97,3 +97,29 @@ TEST_CASE("revoked tenures and events keep who revoked and why; older rows still
   // A row with nothing to add is still written in the old format.
   CHECK(encode_tenure(TenureRecord{4, "o", 10, 20, EndReason::revoked, {}}) == old_tenure);
 }
+
+TEST_CASE("an event row carries its op's journal; rows without one still decode", "[codec]") {
+  Event e{EventType::released, "k", "o", 3, 50, std::nullopt, 0, {}};
+  TenureRecords tenures;
+  tenures.push_back(TenureRecord{2, "live", 40, std::nullopt, std::nullopt, {}});  // not ended
+  tenures.push_back(TenureRecord{3, "o", 10, 50, EndReason::released, {}});
+  std::string bytes = encode_event(e);
+  const std::string plain = bytes;
+  append_journal(std::optional<std::string>("row bytes"), tenures, bytes);
+  Journal journal;
+  auto back = decode_event(bytes, 9, &journal);
+  REQUIRE(back);
+  CHECK(back->key == "k");
+  CHECK(journal.present);
+  CHECK(journal.row == "row bytes");
+  REQUIRE(journal.tenures.size() == 1);
+  CHECK(journal.tenures[0].token == 3);
+  CHECK(journal.tenures[0].end == EndReason::released);
+  CHECK(decode_event(bytes, 9));  // readers of events skip the journal
+  for (std::size_t n = plain.size(); n < bytes.size(); ++n) {
+    CHECK_FALSE(decode_event(bytes.substr(0, n), 9));
+  }
+  REQUIRE(decode_event(plain, 9, &journal));
+  CHECK_FALSE(journal.present);
+  CHECK_FALSE(journal.row);
+}

@@ -7,6 +7,32 @@
 
 namespace tenure::test {
 
+std::vector<rocksdb::ColumnFamilyDescriptor> ledger_families() {
+  return {{rocksdb::kDefaultColumnFamilyName, {}},
+          {"leases", {}},
+          {"tenures", {}},
+          {"events", {}},
+          {"meta", {}}};
+}
+
+void put_raw(const std::string& dir, std::size_t family, const std::string& key,
+             const std::string& value) {
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(rocksdb::Options(), dir, ledger_families(), &handles, &raw);
+  if (!s.ok()) throw std::runtime_error("cannot open the ledger: " + s.ToString());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  s = db->Put(wo, handles.at(family), key, value);
+  for (auto* h : handles) {
+    rocksdb::Status destroyed = db->DestroyColumnFamilyHandle(h);
+    if (s.ok()) s = destroyed;
+  }
+  if (rocksdb::Status closed = db->Close(); s.ok()) s = closed;
+  if (!s.ok()) throw std::runtime_error("cannot write the ledger: " + s.ToString());
+}
+
 EngineFixture::EngineFixture(EngineConfig config, const Clock* clock)
     : clock_(clock ? clock : &mock_), config_(std::move(config)), work_(io_.get_executor()) {
   spdlog::set_level(spdlog::level::warn);

@@ -1,6 +1,8 @@
 #pragma once
 // A real engine on a real RocksDB in a temp dir, driven by a MockClock (or the system clock),
 // with blocking helpers so tests read like the protocol.
+#include <rocksdb/db.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <future>
@@ -21,6 +23,13 @@ Result call(Engine& engine, void (Engine::*op)(Request, Reply<Result>), Request 
   (engine.*op)(std::move(request), [promise](Result r) { promise->set_value(std::move(r)); });
   return future.get();
 }
+
+// The column families of a ledger, for opening it with RocksDB itself in a test.
+std::vector<rocksdb::ColumnFamilyDescriptor> ledger_families();
+// Puts `value` at `key` of the column family `family` (as in ledger_families()) of a closed
+// ledger, through RocksDB itself, behind the engine's back.
+void put_raw(const std::string& dir, std::size_t family, const std::string& key,
+             const std::string& value);
 
 class EngineFixture {
  public:

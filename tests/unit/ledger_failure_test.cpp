@@ -147,20 +147,7 @@ TEST_CASE("an undecodable row frees its key with a token above any it had", "[fa
   f.acquire("other", "a");
   f.close();
   // Overwrite the row with garbage through RocksDB itself, behind the engine's back.
-  {
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Options o;
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {{rocksdb::kDefaultColumnFamilyName, {}},
-                                                        {"leases", {}},
-                                                        {"tenures", {}},
-                                                        {"events", {}},
-                                                        {"meta", {}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    REQUIRE(rocksdb::DB::Open(o, f.data_dir(), cfs, &handles, &raw).ok());
-    REQUIRE(raw->Put(rocksdb::WriteOptions(), handles[1], "bad", "\x01\xff\xff").ok());
-    for (auto* h : handles) REQUIRE(raw->DestroyColumnFamilyHandle(h).ok());
-    delete raw;
-  }
+  test::put_raw(f.data_dir(), 1, "bad", "\x01\xff\xff");
   f.open();
   auto g = f.get("bad");
   CHECK_FALSE(g.lease);

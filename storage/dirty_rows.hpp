@@ -1,0 +1,59 @@
+#pragma once
+// The lease rows and ended tenures that are durable in the event log (as journals) but not yet
+// in their own column families: what reads must add to a durable snapshot until a checkpoint
+// writes them there. Not thread-safe: the GroupWriter guards it.
+#include <boost/unordered/unordered_flat_map.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/lease.hpp"
+
+namespace tenure::storage {
+
+struct DirtyKey {
+  std::optional<std::string> row;  // the newest lease row, encoded
+  Revision row_revision = 0;
+  // Ended tenures, oldest first, with the revision of the op that ended them.
+  std::vector<std::pair<Revision, TenureRecord>> tenures;
+};
+
+class DirtyRows {
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const {
+      return std::hash<std::string_view>()(key);
+    }
+  };
+  struct Eq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+  };
+
+ public:
+  // Unordered: an op costs one hash lookup; the rare reads that need key order sort.
+  using Map = boost::unordered_flat_map<std::string, DirtyKey, Hash, Eq>;
+
+  void put_row(std::string_view key, std::string&& row, Revision revision);
+  void add_tenure(std::string_view key, TenureRecord&& record, Revision revision);
+  // Forgets what a checkpoint at `revision` wrote to the column families.
+  void drop_upto(Revision revision);
+
+  const DirtyKey* find(std::string_view key) const;
+  const Map& keys() const { return keys_; }
+  bool empty() const { return keys_.empty(); }
+  // Revision of the newest change recorded (what a checkpoint of everything here is at).
+  Revision revision() const { return revision_; }
+  void set_revision(Revision revision) { revision_ = revision; }
+
+ private:
+  DirtyKey& entry(std::string_view key);
+
+  Map keys_;
+  Revision revision_ = 0;
+};
+
+}  // namespace tenure::storage
