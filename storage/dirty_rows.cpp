@@ -10,9 +10,15 @@ DirtyKey& DirtyRows::entry(std::string_view key) {
   return it->second;
 }
 
-void DirtyRows::put_row(std::string_view key, std::string&& row, Revision revision) {
+void DirtyRows::put_row(std::string_view key, std::string_view row, Revision revision) {
   DirtyKey& e = entry(key);
-  e.row = std::move(row);
+  // Copied into the entry's own buffer, which a key written again before its checkpoint
+  // reuses; the op's buffer goes back to its shard.
+  if (e.row) {
+    e.row->assign(row);
+  } else {
+    e.row.emplace(row);
+  }
   e.row_revision = revision;
 }
 

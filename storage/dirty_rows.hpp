@@ -37,7 +37,7 @@ class DirtyRows {
   // Unordered: an op costs one hash lookup; the rare reads that need key order sort.
   using Map = boost::unordered_flat_map<std::string, DirtyKey, Hash, Eq>;
 
-  void put_row(std::string_view key, std::string&& row, Revision revision);
+  void put_row(std::string_view key, std::string_view row, Revision revision);
   void add_tenure(std::string_view key, TenureRecord&& record, Revision revision);
   // Forgets what a checkpoint at `revision` wrote to the column families.
   void drop_upto(Revision revision);
