@@ -212,21 +212,25 @@ void Shard::recycle(std::vector<Staged>& by, std::vector<storage::WriteOp>& writ
 }
 
 void Shard::send_lost() {
-  // By connection, in commit order within each: one call, and one post, per connection.
-  std::stable_sort(lost_.begin(), lost_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto it = lost_.begin(); it != lost_.end();) {
-    auto end = std::find_if(it, lost_.end(), [&](const auto& l) { return l.first != it->first; });
+  // By connection, in commit order within each: one call, and one post, per connection. The
+  // notices are ordered by (connection, place), not moved about by a sort: an event is big.
+  lost_order_.clear();
+  for (std::size_t i = 0; i < lost_.size(); ++i) lost_order_.emplace_back(lost_[i].first, i);
+  std::sort(lost_order_.begin(), lost_order_.end());
+  for (auto it = lost_order_.begin(); it != lost_order_.end();) {
+    auto end =
+        std::find_if(it, lost_order_.end(), [&](const auto& l) { return l.first != it->first; });
     if (auto listener = core_.connections.find(it->first)) {
       std::vector<Event> events;
       events.reserve(static_cast<std::size_t>(end - it));
-      for (auto l = it; l != end; ++l) events.push_back(std::move(l->second));
+      for (auto l = it; l != end; ++l) events.push_back(std::move(lost_[l->second].second));
       listener->on_lost(std::move(events));
     }
     it = end;
   }
   lost_.clear();
   shrink_if_sparse(lost_);
+  shrink_if_sparse(lost_order_);
 }
 
 void Shard::end_turn() {

@@ -159,6 +159,7 @@ class Shard {
 
   // Notices for connections whose leases this turn's commits ended.
   std::vector<std::pair<ConnId, Event>> lost_;
+  std::vector<std::pair<ConnId, std::size_t>> lost_order_;  // send_lost's, kept for its buffer
   std::vector<storage::WriteOp> staged_ops_;
   // The actors of the group being staged: one of staged_lists_, which the shard keeps so that
   // a group's commit callback carries a pointer to its list, not the list (which allocated).

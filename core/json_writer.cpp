@@ -1,6 +1,8 @@
 #include "core/json_writer.hpp"
 
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 
 namespace tenure {
 
@@ -33,14 +35,50 @@ void append_escaped(std::string& out, unsigned char c) {
 
 bool needs_escape(unsigned char c) { return c < 0x20 || c == 0x7F || c == '"' || c == '\\'; }
 
+// Whether any of the 8 bytes of `w` needs escaping (< 0x20, '"', '\\', 0x7F), tested 8 at a
+// time: exact, since a borrow only crosses a byte that is itself flagged. Bytes >= 0x80 (UTF-8)
+// never flag.
+bool word_needs_escape(std::uint64_t w) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101;
+  constexpr std::uint64_t kHigh = 0x8080808080808080;
+  auto zero_byte = [](std::uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  return (((w - kOnes * 0x20) & ~w & kHigh) | zero_byte(w ^ (kOnes * '"')) |
+          zero_byte(w ^ (kOnes * '\\')) | zero_byte(w ^ (kOnes * 0x7F))) != 0;
+}
+
+// Where the first byte to escape is in `s`, or s.size(): 8 bytes at a step.
+std::size_t first_to_escape(std::string_view s) {
+  std::size_t i = 0;
+  for (; s.size() - i >= sizeof(std::uint64_t); i += sizeof(std::uint64_t)) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, sizeof w);
+    if (word_needs_escape(w)) break;
+  }
+  while (i < s.size() && !needs_escape(static_cast<unsigned char>(s[i]))) ++i;
+  return i;
+}
+
 }  // namespace
 
-// Copies runs of plain bytes at once: replies and pushes are mostly keys and owners without
-// anything to escape, and a byte-at-a-time push_back showed up in profiles.
+// Replies and pushes are mostly names, keys, owners and times with nothing to escape: those are
+// found 8 bytes at a step and copied in one go, quotes included (a byte-at-a-time scan and a
+// call per quote were a fifth of the daemon's instructions in an expiry storm). Otherwise runs
+// of plain bytes are copied at once around each escape.
 void append_json_string(std::string& out, std::string_view s) {
+  std::size_t first = first_to_escape(s);
+  std::size_t at = out.size();
+  if (first == s.size()) {
+    out.resize(at + s.size() + 2);
+    char* p = out.data() + at;
+    p[0] = '"';
+    std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+    return;
+  }
   out.push_back('"');
-  std::size_t plain_from = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  out.append(s.data(), first);
+  std::size_t plain_from = first;
+  for (std::size_t i = first; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
     if (!needs_escape(c)) continue;
     out.append(s.data() + plain_from, i - plain_from);

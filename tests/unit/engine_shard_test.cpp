@@ -190,3 +190,63 @@ TEST_CASE("a connection's lost leases of one commit come in one call", "[shards]
   }
   CHECK(keys.size() == kLeases);
 }
+
+TEST_CASE("each connection gets its own lost leases of a commit, in commit order", "[shards]") {
+  struct Listener : ConnectionListener {
+    std::mutex mutex;
+    std::vector<std::vector<Event>> calls;
+    void on_lost(std::vector<Event> lost) override {
+      std::lock_guard lock(mutex);
+      calls.push_back(std::move(lost));
+    }
+    std::size_t count() {
+      std::lock_guard lock(mutex);
+      std::size_t n = 0;
+      for (const auto& c : calls) n += c.size();
+      return n;
+    }
+  };
+  EngineConfig config;
+  config.shards = 1;  // one commit for all: the connections' notices are interleaved in it
+  EngineFixture f(config);
+  std::vector<std::shared_ptr<Listener>> listeners;
+  std::vector<ConnId> conns;
+  for (int i = 0; i < 3; ++i) {
+    listeners.push_back(std::make_shared<Listener>());
+    conns.push_back(f.engine().connect(listeners.back()));
+  }
+  constexpr int kLeases = 90;
+  Replies<AcquireResult> acquires;
+  {
+    Engine::Burst burst(f.engine());
+    for (int i = 0; i < kLeases; ++i) {
+      AcquireRequest r = acquire_request(f, "mixed/" + std::to_string(i), "o");
+      r.caller.conn = conns[static_cast<std::size_t>(i * 7 % 3)];
+      f.engine().acquire(std::move(r), acquires.to(i));
+    }
+  }
+  REQUIRE(eventually([&] { return acquires.size() == kLeases; }));
+  f.clock().advance(1000);
+  f.expire_due();
+  REQUIRE(eventually([&] {
+    std::size_t n = 0;
+    for (auto& l : listeners) n += l->count();
+    return n == kLeases;
+  }));
+  for (std::size_t c = 0; c < listeners.size(); ++c) {
+    std::lock_guard lock(listeners[c]->mutex);
+    Revision last = 0;
+    std::size_t got = 0;
+    for (const auto& call : listeners[c]->calls) {
+      for (const Event& e : call) {
+        CHECK(e.type == EventType::expired);
+        CHECK(e.revision > last);  // commit order
+        last = e.revision;
+        int n = std::stoi(e.key.substr(e.key.find('/') + 1));
+        CHECK(static_cast<std::size_t>(n * 7 % 3) == c);  // its own leases only
+        ++got;
+      }
+    }
+    CHECK(got == kLeases / 3);
+  }
+}

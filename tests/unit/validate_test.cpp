@@ -70,3 +70,43 @@ TEST_CASE("the JSON writer escapes strings and separates members", "[core]") {
   append_json_string(s, "");
   CHECK(s == "\"\"");
 }
+
+TEST_CASE("the JSON writer escapes every byte wherever it falls in a long string", "[core]") {
+  // Plain runs are found 8 bytes at a time: each byte value at each place of a 19-byte string
+  // (two words and a tail), beside bytes either side of the escaped ranges, is escaped or kept
+  // exactly as one byte at a time would.
+  auto expected = [](std::string_view s) {
+    std::string e = "\"";
+    for (unsigned char c : s) {
+      if (c == '"' || c == '\\') {
+        e += '\\';
+        e += static_cast<char>(c);
+      } else if (c == '\n') {
+        e += "\\n";
+      } else if (c == '\r') {
+        e += "\\r";
+      } else if (c == '\t') {
+        e += "\\t";
+      } else if (c < 0x20 || c == 0x7F) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        e += "\\u00";
+        e += kHex[c >> 4];
+        e += kHex[c & 0xF];
+      } else {
+        e += static_cast<char>(c);
+      }
+    }
+    return e + "\"";
+  };
+  for (char fill : {'a', '\x1f', '!', '#', '[', ']', '~', '\x80', '\xff'}) {
+    for (int byte = 0; byte < 256; ++byte) {
+      for (std::size_t at = 0; at < 19; ++at) {
+        std::string s(19, fill);
+        s[at] = static_cast<char>(byte);
+        std::string out;
+        append_json_string(out, s);
+        REQUIRE(out == expected(s));
+      }
+    }
+  }
+}
