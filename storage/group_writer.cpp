@@ -395,8 +395,9 @@ void GroupWriter::start_checkpoint() {
   checkpointed_at_ = std::chrono::steady_clock::now();
   std::lock_guard lock(view_mutex_);
   if (dirty_.empty()) return;
-  Checkpoint& c = checkpointing_.emplace();
-  c.at = dirty_.revision();
+  // Braced, not emplace(): clang sees the nested struct's initializers only after the class.
+  checkpointing_ = Checkpoint{dirty_.revision(), {}, 0};
+  Checkpoint& c = *checkpointing_;
   c.keys.reserve(dirty_.keys().size());
   for (const auto& entry : dirty_.keys()) c.keys.push_back(entry.first);
 }
