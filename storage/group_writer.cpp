@@ -361,7 +361,8 @@ void GroupWriter::run() {
   while (healthy_.load() && checkpointing_) checkpoint_step();
 }
 
-void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision) {
+void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision,
+                               std::optional<Revision> checkpoint) {
   for (Pending& p : batch) {
     for (WriteOp& op : p.ops) {
       // An op without events (a lock-delay that ran out) has no journal: its row waits for the
@@ -378,6 +379,10 @@ void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision) {
   }
   dirty_.set_revision(revision);
   dirty_revision_.store(revision);
+  if (checkpoint) {
+    dirty_.drop_upto(*checkpoint);
+    checkpoint_durable_ = *checkpoint;
+  }
 }
 
 bool GroupWriter::checkpoint_due(bool timed) const {
@@ -524,10 +529,7 @@ void GroupWriter::sync_landed(std::vector<Landing>& landings) {
     std::lock_guard lock(view_mutex_);
     for (Landing& l : landings) {
       if (!l.ok) continue;
-      record_dirty(l.batch, l.revision);
-      if (!l.checkpoint) continue;
-      dirty_.drop_upto(*l.checkpoint);
-      checkpoint_durable_ = *l.checkpoint;
+      record_dirty(l.batch, l.revision, l.checkpoint);
     }
     revision_.store(newest->revision);
     oldest_revision_.store(newest->oldest);
@@ -664,11 +666,7 @@ bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std:
     landing.snapshot = std::move(snapshot);
   } else {
     std::lock_guard lock(view_mutex_);
-    record_dirty(batch, next);
-    if (checkpoint) {
-      dirty_.drop_upto(*checkpoint);
-      checkpoint_durable_ = *checkpoint;
-    }
+    record_dirty(batch, next, checkpoint);
     revision_.store(next);
     oldest_revision_.store(new_oldest);
   }

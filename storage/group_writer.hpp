@@ -164,8 +164,10 @@ class GroupWriter {
   // Adds the trim of the event log up to revision `next` to write_batch_ if it is due, never
   // above `checkpoint`; `new_oldest` is the oldest event kept then. False if it cannot.
   [[nodiscard]] bool trim_events(Revision next, Revision checkpoint, Revision& new_oldest);
-  // Records the rows of durable ops (moved out of them). REQUIRES: view_mutex_ held.
-  void record_dirty(std::vector<Pending>& batch, Revision revision);
+  // Records the rows and ended tenures of durable ops (the tenures moved out of them), then
+  // forgets what a landed `checkpoint` wrote. REQUIRES: view_mutex_ held.
+  void record_dirty(std::vector<Pending>& batch, Revision revision,
+                    std::optional<Revision> checkpoint);
   void refuse(std::vector<Pending>& batch);
   void land(Landing landing);
   void sync_landed(std::vector<Landing>& landings);  // REQUIRES: completer thread
