@@ -1,4 +1,5 @@
 // The `tenure` command line against a real tenured (§9): exit codes, --json, `tenure run`.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -503,6 +504,18 @@ TEST_CASE("tenure hold with several sockets takes a lease that outlives its conn
   Json lease = live_lease(c, "many/k");
   CHECK(lease["token"] == 1);
   CHECK(lease["ttl_ms"] == 60000);
+
+  // An acquire that a stalled node leaves unanswered (past --timeout) is asked again of the next
+  // node, with the same owner.
+  auto b_client = b.connect();
+  ::kill(a.pid(), SIGSTOP);
+  r = run_process({"/bin/sh", "-c", tenure + " --timeout 1s run many/retry --ttl 3s -- true"});
+  ::kill(a.pid(), SIGCONT);
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  auto retried = full_history(b_client, "many/retry");
+  REQUIRE(retried.size() == 1);
+  CHECK(retried[0]["end"] == "released");
 
   // When its node dies, renewals go to the next one; that one refuses (the lease is not there),
   // so the tenure is lost: exit 5.
