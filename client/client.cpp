@@ -217,6 +217,7 @@ Lease::~Lease() { (void)release(); }
 const std::string& Lease::key() const { return state_->key(); }
 const std::string& Lease::owner() const { return state_->owner(); }
 std::uint64_t Lease::token() const { return state_->token(); }
+std::optional<std::chrono::milliseconds> Lease::ttl() const { return state_->granted_ttl(); }
 bool Lease::lost() const { return state_->lost(); }
 std::string Lease::lost_reason() const { return state_->lost_reason(); }
 bool Lease::wait_lost(std::chrono::milliseconds timeout) const {

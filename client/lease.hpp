@@ -5,6 +5,7 @@
 // acquired again under the same handle.
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "protocol/replies.hpp"
@@ -26,6 +27,8 @@ class Lease {
   const std::string& key() const;
   const std::string& owner() const;
   std::uint64_t token() const;  // the fencing token
+  // The TTL the server granted (it clamps the one asked for); empty: open-ended.
+  std::optional<std::chrono::milliseconds> ttl() const;
 
   // Whether the tenure ended without our release: expired, revoked, a renew refused, or no
   // renew getting through before the deadline (the connection or the daemon down).

@@ -57,6 +57,7 @@ std::optional<Failure> reply_failure(const Message& m) {
   failure.holder = opt_str(f, "holder");
   failure.token = uint_field(f, "token");
   failure.retry_after_ms = int_field(f, "retry_after_ms");
+  failure.expires_at_ms = time_field(f, "expires_at");
   if (status == "held") {
     failure.message = failure.reason == "lock_delay"
                           ? key + " is in lock-delay"

@@ -53,13 +53,18 @@ int paged_read(const Globals& g, bool all_pages, std::string_view items, const P
   return kExitOk;
 }
 
+std::optional<Millis> granted_ttl(const Message& reply) {
+  auto ttl = uint_field(reply.fields(), "ttl_ms");
+  return ttl ? std::optional<Millis>(static_cast<Millis>(*ttl)) : std::nullopt;
+}
+
 }  // namespace
 
 int acquire_command(const Globals& g, const OptionalText& owner, AcquireParams params) {
   params.owner = owner_or_fresh(owner);
   Client client = connect(g, params.wait);
   Message reply = client.call([&](RequestId id) { return acquire_request(id, params); });
-  warn_if_clamped(reply, params.ttl, "--ttl");
+  warn_if_clamped(granted_ttl(reply), params.ttl, "--ttl");
   return report(g, reply, "acquired", describe_acquired);
 }
 
@@ -69,7 +74,7 @@ int renew_command(const Globals& g, const std::string& key, const OptionalText& 
   Client client = connect(g);
   Message reply =
       client.call([&](RequestId id) { return renew_request(id, key, who, ttl, token); });
-  warn_if_clamped(reply, ttl, "--ttl");
+  warn_if_clamped(granted_ttl(reply), ttl, "--ttl");
   return report(g, reply, "renewed", describe_renewed);
 }
 

@@ -1,45 +1,43 @@
 #pragma once
-// Keeps a tenure that `run` or `hold` created alive on its connection: renews it every third of
-// its TTL and notices when it is lost. Its owner drives it from a poll() loop.
-#include <chrono>
+// Keeps a tenure that `run` or `hold` took, for their poll() loop. The client library's Lease
+// renews it every third of its TTL on the client's thread, through the next endpoint when the
+// connection's node is lost; a loss wakes fd().
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "apps/tenure/requests.hpp"
+#include "client/client.hpp"
 
 namespace tenure::cli {
 
 class LeaseKeeper {
  public:
-  // REQUIRES: `reply` is the fresh `acquired` reply for `key` and `owner` on `client`, and the
-  // lease was taken with release_on_disconnect (so without the connection it is gone).
-  LeaseKeeper(Client& client, std::string key, std::string owner, const Message& reply);
+  LeaseKeeper();  // throws CliError when its pipe cannot be made
 
-  Token token() const { return token_; }
-  // The connection to poll for input, or -1 once it closed.
+  // The LeaseOptions::on_lost of the lease to keep: it wakes fd() (from any thread).
+  std::function<void(std::string_view)> on_lost() const;
+  // REQUIRES: `lease` was taken with on_lost() as its callback.
+  void keep(client::Lease lease);
+
+  Token token() const { return lease_->token(); }
+  // For poll(): readable once the lease was lost; -1 after service() noticed.
   int fd() const;
-  // Milliseconds until the next renewal is due, or -1 when none is (open-ended, or lost).
-  int timeout_ms() const;
-  // Reads what the server sent and renews when due. Call after every poll().
+  // Notices a loss and says so on stderr. Call after every poll().
   void service();
-  // Why the lease was lost (a `lost` event, a renewal refused, the connection closed), once it
-  // was.
+  // Why the lease was lost (expired, revoked, a renewal refused, disconnected from the daemon
+  // of a connection-bound lease, or no renewal through any endpoint before the deadline), once
+  // it was.
   const std::optional<std::string>& lost() const { return lost_; }
   // Releases this tenure (by its token, so never a later one); problems go to stderr.
   void release();
 
  private:
-  void handle(const Message& message);
-  void lose(std::string why);
-
-  Client& client_;
-  std::string key_;
-  std::string owner_;
-  Token token_;
-  std::chrono::milliseconds renew_every_{0};  // 0: open-ended, nothing to renew
-  std::chrono::steady_clock::time_point next_renew_;
-  RequestId pending_renew_ = 0;  // 0: none; ids start at 1
-  bool connected_ = true;
+  struct Pipe;
+  std::shared_ptr<Pipe> pipe_;  // shared with on_lost(), which may run after we are gone
+  std::optional<client::Lease> lease_;
   std::optional<std::string> lost_;
 };
 

@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
                  "tenured's socket (default: $TENURE_SOCKET, else the per-user "
                  "$XDG_STATE_HOME/tenure/tenured.sock or ~/.local/state/tenure/tenured.sock if it "
                  "exists, else /run/tenure/tenured.sock if it exists); or the sockets of a "
-                 "cluster's nodes, comma-separated: the first that accepts is used")
+                 "cluster's nodes, comma-separated: the first that accepts is used, and run and "
+                 "hold move to the next when their node is lost")
       ->type_name("PATH[,PATH...]");
   app.add_flag("--json", g.json,
                "print the server's reply line verbatim instead of a readable summary");
@@ -253,6 +254,10 @@ and TENURE_TOKEN in its environment, renews the lease every third of its TTL,
 and releases it when CMD exits. Put -- before CMD so that its options are not
 taken for tenure's:
   tenure run deploy/prod --ttl 1m -- ./deploy.sh --fast
+With several sockets (a cluster's nodes) the lease is not bound to the
+connection, so that it outlives its node: renewals move to the next node
+that answers, --ttl defaults to 1m, and a tenure killed -9 leaves the key
+held until the TTL runs out.
 
 Exit status: CMD's own (128+N if signal N killed it); 4 if KEY stayed held
 (CMD does not run); 5 if the lease was lost while CMD ran: CMD then got
@@ -262,7 +267,8 @@ SIGTERM, and SIGKILL after --grace; 1 on other errors.)");
       ->required()
       ->type_name("CMD");
   add_owner(run_cmd, run.owner_prefix, own_owner)->type_name("PREFIX");
-  add_ttl(run_cmd, run.ttl, "lease time, renewed as CMD runs (default: the server's, 15m)");
+  add_ttl(run_cmd, run.ttl,
+          "lease time, renewed as CMD runs (default: the server's, 15m; 1m with several sockets)");
   add_wait(run_cmd, run.wait);
   add_duration(run_cmd, "--grace", run_grace,
                "after the lease is lost, time between SIGTERM and SIGKILL (default 10s)");
@@ -284,7 +290,8 @@ it. For a shell script's critical section:
 Exit status: 0 once released; 4 if KEY stayed held; 5 if the lease was lost.)");
   add_key(hold_cmd, hold.key);
   add_owner(hold_cmd, hold.owner_prefix, own_owner)->type_name("PREFIX");
-  add_ttl(hold_cmd, hold.ttl, "lease time, renewed while held (default: the server's, 15m)");
+  add_ttl(hold_cmd, hold.ttl,
+          "lease time, renewed while held (default: the server's, 15m; 1m with several sockets)");
   add_wait(hold_cmd, hold.wait);
   on_parse(hold_cmd, [&] { return hold_command(g, hold); });
 

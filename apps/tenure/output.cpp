@@ -156,13 +156,13 @@ std::string describe_stats(Fields reply) {
 std::string describe_conflict(Fields reply) {
   std::string key = text(reply, "key");
   if (string_field(reply, "status") == "held") {
-    if (string_field(reply, "reason") == "lock_delay") {
-      Millis retry = uint_field(reply, "retry_after_ms").value_or(0);
-      return key + " is in lock-delay after token " + token_text(reply) + " was lost; retry in " +
-             format_duration(retry);
-    }
-    return key + " is held by " + text(reply, "holder") + ", token " + token_text(reply) + ", " +
-           expiry(reply);
+    auto retry = uint_field(reply, "retry_after_ms");
+    return describe_held({.key = key,
+                          .reason = string_field(reply, "reason").value_or(""),
+                          .holder = string_field(reply, "holder"),
+                          .token = uint_field(reply, "token"),
+                          .retry_after_ms = retry ? std::optional<Millis>(*retry) : std::nullopt,
+                          .expires_at = time_field(reply, "expires_at")});
   }
   std::string reason(string_field(reply, "reason").value_or("unknown"));
   std::replace(reason.begin(), reason.end(), '_', ' ');
@@ -171,6 +171,16 @@ std::string describe_conflict(Fields reply) {
     out += "; holder " + std::string(*holder) + ", token " + token_text(reply);
   }
   return out + ")";
+}
+
+std::string describe_held(const HeldKey& held) {
+  std::string token = held.token ? std::to_string(*held.token) : "-";
+  if (held.reason == "lock_delay") {
+    return held.key + " is in lock-delay after token " + token + " was lost; retry in " +
+           format_duration(held.retry_after_ms.value_or(0));
+  }
+  return held.key + " is held by " + std::string(held.holder.value_or("?")) + ", token " + token +
+         ", " + describe_expiry(held.expires_at, wall_now());
 }
 
 std::string describe_error(Fields reply) {

@@ -16,6 +16,7 @@
 #include "apps/tenure/lease_keeper.hpp"
 #include "apps/tenure/owner.hpp"
 #include "apps/tenure/signals.hpp"
+#include "apps/tenure/socket_path.hpp"
 #include "core/duration.hpp"
 
 namespace tenure::cli {
@@ -49,12 +50,6 @@ pid_t spawn(const std::vector<std::string>& command, const sigset_t& original_ma
   return pid;
 }
 
-int poll_ms(int a, int b) {
-  if (a < 0) return b;
-  if (b < 0) return a;
-  return std::min(a, b);
-}
-
 int until(Steady::time_point due) {
   if (due == kNever) return -1;
   auto left = std::chrono::ceil<std::chrono::milliseconds>(due - Steady::now()).count();
@@ -70,28 +65,59 @@ bool input_can_end() {
   return ::stat("/dev/null", &null) != 0 || in.st_dev != null.st_dev || in.st_ino != null.st_ino;
 }
 
-// Takes the key as `args` say. Returns the keeper of the new tenure, or the exit code when there
-// is none (the reply already explained on stderr).
+// With several sockets (a cluster's nodes) the lease must outlive the node it was taken through,
+// so it is bound to its TTL, not to its connection; without --ttl it lasts 1m, as etcdctl lock's
+// does, so that a `tenure` killed -9 leaves the key held that long at most.
+constexpr Millis kFailoverTtl = 60'000;
+
+// The client and the keeper of the new tenure, or the exit code when there is none (the failure
+// already explained on stderr).
 struct Taken {
+  std::optional<client::Client> client;
   std::optional<LeaseKeeper> keeper;
   int code = kExitOk;
 };
 
-Taken take(Client& client, const HoldArgs& args) {
-  AcquireParams lease;
-  lease.key = args.key;
-  lease.owner = unique_owner(args.owner_prefix);
-  lease.ttl = args.ttl;
-  lease.release_on_disconnect = true;
-  Message reply = take_lease(client, lease, args.wait);
+Taken take(const Globals& g, const HoldArgs& args) {
+  std::vector<SocketChoice> sockets = resolve_socket_paths(g.socket);
+  bool failover = sockets.size() > 1;
+  std::optional<Millis> ttl = args.ttl;
+  client::ClientOptions options{.timeout = std::chrono::milliseconds(g.timeout)};
+  if (failover) {
+    for (const SocketChoice& socket : sockets) options.endpoints.push_back(socket.path);
+    if (!ttl) ttl = kFailoverTtl;
+    // A node that stalls is left for the next one before a renewal's time is up.
+    options.timeout = std::chrono::milliseconds(std::min(g.timeout, std::max<Millis>(*ttl / 3, 1)));
+  } else {
+    options.socket = g.socket;  // resolved again by the library, by the same rule
+  }
   Taken taken;
-  if (int code = exit_code(reply, "acquired"); code != kExitOk) {
-    std::cerr << "tenure: " << explain_failure(reply) << '\n';
-    taken.code = code;
+  {
+    // The client's threads must not take the signals that run's and hold's loops read.
+    SignalMask for_client_threads(kRunSignals);
+    auto connected = client::Client::connect(options);
+    if (!connected) throw CliError(connected.error().message);
+    taken.client.emplace(std::move(*connected));
+  }
+  LeaseKeeper& keeper = taken.keeper.emplace();
+  client::LeaseOptions lease{
+      .ttl = ttl ? std::optional(std::chrono::milliseconds(*ttl)) : std::nullopt,
+      .owner = unique_owner(args.owner_prefix),
+      // Connection-bound when there is one daemon: if tenure dies, the key is free at once.
+      .release_on_disconnect = !failover,
+      .on_lost = keeper.on_lost()};
+  auto taken_lease =
+      take_lease(*taken.client, args.key, std::move(lease), args.wait, failover ? g.timeout : 0);
+  if (!taken_lease) {
+    std::cerr << "tenure: " << explain_failure(taken_lease.error(), args.key) << '\n';
+    taken.code = exit_code(taken_lease.error());
+    taken.keeper.reset();
     return taken;
   }
-  warn_if_clamped(reply, args.ttl, "--ttl");
-  taken.keeper.emplace(client, lease.key, lease.owner, reply);
+  auto granted = taken_lease->ttl();
+  warn_if_clamped(granted ? std::optional<Millis>(granted->count()) : std::nullopt, args.ttl,
+                  "--ttl");
+  keeper.keep(std::move(*taken_lease));
   return taken;
 }
 
@@ -100,13 +126,13 @@ Taken take(Client& client, const HoldArgs& args) {
 std::optional<int> supervise(LeaseKeeper& keeper, const RunArgs& args) {
   // SIGCHLD to learn of the command's exit; the rest to pass on rather than die and leave the
   // command running unguarded.
-  BlockedSignals signals({SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+  BlockedSignals signals(kRunSignals);
   pid_t child = spawn(args.command, signals.original());
   std::optional<int> status;
   Steady::time_point kill_at = kNever;  // SIGKILL due, after the grace period
   while (!status) {
     pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {keeper.fd(), POLLIN, 0}};
-    if (::poll(fds, 2, poll_ms(keeper.timeout_ms(), until(kill_at))) < 0 && errno != EINTR) {
+    if (::poll(fds, 2, until(kill_at)) < 0 && errno != EINTR) {
       throw CliError(std::string("poll: ") + std::strerror(errno));
     }
     for (const signalfd_siginfo& info : signals.take()) {
@@ -139,8 +165,7 @@ std::optional<int> supervise(LeaseKeeper& keeper, const RunArgs& args) {
 }  // namespace
 
 int run_command(const Globals& g, const RunArgs& args) {
-  Client client = connect(g);
-  Taken taken = take(client, args);
+  Taken taken = take(g, args);
   if (!taken.keeper) return taken.code;
   LeaseKeeper& keeper = *taken.keeper;
   ::setenv("TENURE_KEY", args.key.c_str(), 1);
@@ -155,8 +180,7 @@ int run_command(const Globals& g, const RunArgs& args) {
 }
 
 int hold_command(const Globals& g, const HoldArgs& args) {
-  Client client = connect(g);
-  Taken taken = take(client, args);
+  Taken taken = take(g, args);
   if (!taken.keeper) return taken.code;
   LeaseKeeper& keeper = *taken.keeper;
   BlockedSignals signals({SIGINT, SIGTERM, SIGHUP});
@@ -167,7 +191,7 @@ int hold_command(const Globals& g, const HoldArgs& args) {
     pollfd fds[3] = {{signals.fd(), POLLIN, 0},
                      {keeper.fd(), POLLIN, 0},
                      {watch_stdin ? STDIN_FILENO : -1, POLLIN, 0}};
-    if (::poll(fds, 3, keeper.timeout_ms()) < 0 && errno != EINTR) {
+    if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
       throw CliError(std::string("poll: ") + std::strerror(errno));
     }
     if (!signals.take().empty()) break;

@@ -22,11 +22,13 @@ struct RunArgs : HoldArgs {
   std::vector<std::string> command;
 };
 
-// Takes a tenure of its own (a unique owner, release_on_disconnect so that a crashed tenure frees
-// the key at once), runs the command with TENURE_KEY and TENURE_TOKEN set and TENURE_OWNER unset,
-// renews every third of the TTL, and releases when the command exits. Returns the command's exit
-// status (128+signal when killed), 4 when the key stays held, or 5 when the lease was lost while
-// the command ran: the command is then sent SIGTERM, and SIGKILL after the grace period.
+// Takes a tenure of its own (a unique owner), runs the command with TENURE_KEY and TENURE_TOKEN
+// set and TENURE_OWNER unset, renews every third of the TTL, and releases when the command exits.
+// With one socket the lease is connection-bound (release_on_disconnect), so that a crashed tenure
+// frees the key at once; with several (a cluster's nodes) it is not, and its renewals fail over to
+// the next node that answers. Returns the command's exit status (128+signal when killed), 4 when
+// the key stays held, or 5 when the lease was lost while the command ran: the command is then sent
+// SIGTERM, and SIGKILL after the grace period.
 int run_command(const Globals& g, const RunArgs& args);
 
 // Takes a tenure as run does and holds it until SIGINT, SIGTERM or SIGHUP, or until stdin ends

@@ -1,5 +1,6 @@
 #include "apps/tenure/signals.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,24 +11,20 @@
 
 namespace tenure::cli {
 
-BlockedSignals::BlockedSignals(std::initializer_list<int> signals) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : signals) sigaddset(&set, sig);
-  // Blocked before the fd exists (and before any fork), so none slips by.
-  ::sigprocmask(SIG_BLOCK, &set, &original_);
-  fd_ = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (fd_ < 0) {
-    int err = errno;
-    ::sigprocmask(SIG_SETMASK, &original_, nullptr);
-    throw CliError(std::string("signalfd: ") + std::strerror(err));
-  }
+SignalMask::SignalMask(std::initializer_list<int> signals) {
+  sigemptyset(&blocked_);
+  for (int sig : signals) sigaddset(&blocked_, sig);
+  ::pthread_sigmask(SIG_BLOCK, &blocked_, &original_);
 }
 
-BlockedSignals::~BlockedSignals() {
-  ::close(fd_);
-  ::sigprocmask(SIG_SETMASK, &original_, nullptr);
+SignalMask::~SignalMask() { ::pthread_sigmask(SIG_SETMASK, &original_, nullptr); }
+
+BlockedSignals::BlockedSignals(std::initializer_list<int> signals) : mask_(signals) {
+  fd_ = ::signalfd(-1, &mask_.blocked(), SFD_CLOEXEC | SFD_NONBLOCK);
+  if (fd_ < 0) throw CliError(std::string("signalfd: ") + std::strerror(errno));
 }
+
+BlockedSignals::~BlockedSignals() { ::close(fd_); }
 
 std::vector<signalfd_siginfo> BlockedSignals::take() {
   std::vector<signalfd_siginfo> out;

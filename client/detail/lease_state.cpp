@@ -30,6 +30,7 @@ void LeaseState::attach(const protocol::Acquired& acquired, Clock::time_point se
   core_.add_lease(key_, acquired.token, weak_from_this());
   attached_ = core_.generation();
   ttl_ms_ = acquired.ttl_ms;
+  granted_ttl_ms_ = ttl_ms_.value_or(-1);
   deadline_ = ttl_ms_ ? sent + milliseconds(*ttl_ms_) : Clock::time_point::max();
 }
 

@@ -30,6 +30,10 @@ class LeaseState final : public Listener, public std::enable_shared_from_this<Le
   const std::string& key() const { return key_; }
   const std::string& owner() const { return owner_; }
   std::uint64_t token() const { return token_.load(); }
+  std::optional<milliseconds> granted_ttl() const {
+    std::int64_t ttl = granted_ttl_ms_.load();
+    return ttl < 0 ? std::nullopt : std::optional<milliseconds>(ttl);
+  }
   bool lost() const { return lost_.load(); }
   std::string lost_reason() const;
   bool wait_lost(milliseconds timeout) const;
@@ -48,8 +52,9 @@ class LeaseState final : public Listener, public std::enable_shared_from_this<Le
   LeaseOptions options_;
   std::optional<std::int64_t> ttl_ms_;  // the effective ttl; empty: open-ended
   std::atomic<std::uint64_t> token_{0};
-  Clock::time_point deadline_{};  // the lease lasts at least until then
-  std::uint64_t attached_ = 0;    // the connection generation told of loss
+  std::atomic<std::int64_t> granted_ttl_ms_{-1};  // ttl_ms_ for other threads; -1: open-ended
+  Clock::time_point deadline_{};                  // the lease lasts at least until then
+  std::uint64_t attached_ = 0;                    // the connection generation told of loss
   asio::steady_timer timer_;
   milliseconds backoff_{50};
   bool stopped_ = false;

@@ -1,5 +1,8 @@
 #include "client/detail/stream.hpp"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <array>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/connect.hpp>
@@ -11,6 +14,8 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/websocket/stream.hpp>
+#include <cerrno>
+#include <cstring>
 
 namespace tenure::client::detail {
 
@@ -37,8 +42,14 @@ class UnixStream final : public Stream, public std::enable_shared_from_this<Unix
   }
 
   std::optional<std::string> connect() override {
+    // CLOEXEC from the start (the io thread may reconnect while another thread forks): a
+    // program the caller starts must not keep the connection, and a lease bound to it, alive.
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return "cannot create a socket: " + std::string(std::strerror(errno));
     boost::system::error_code ec;
-    socket_.connect(asio::local::stream_protocol::endpoint(path_), ec);
+    socket_.assign(asio::local::stream_protocol(), fd, ec);
+    if (ec) ::close(fd);
+    if (!ec) socket_.connect(asio::local::stream_protocol::endpoint(path_), ec);
     if (!ec) return std::nullopt;
     boost::system::error_code ignored;
     socket_.close(ignored);

@@ -1,4 +1,5 @@
 // The `tenure` command line against a real tenured (§9): exit codes, --json, `tenure run`.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -478,6 +479,53 @@ TEST_CASE("tenure hold keeps the key until SIGTERM or the end of its input", "[e
   auto h = full_history(c, "hold/k");
   REQUIRE(h.size() == 2);
   CHECK(h[0]["end"] == "released");
+}
+
+TEST_CASE("tenure hold with several sockets takes a lease that outlives its connection",
+          "[e2e][cli]") {
+  // Two single nodes stand for a cluster's: the lease is on the first, the second knows nothing.
+  Daemon a;
+  Daemon b;
+  auto c = a.connect();
+  TempDir t;
+  std::string tenure = tenure_cli_path() + " --socket " + a.socket_path() + "," + b.socket_path();
+  auto hold_then = [&](const std::string& key, const std::string& then) {
+    std::string held = t.path() + "/" + std::to_string(std::hash<std::string>()(key));
+    return run_process({"/bin/sh", "-c",
+                        tenure + " hold " + key + " < /dev/null > " + held +
+                            " & p=$!; until grep " + "-q holding " + held +
+                            "; do sleep 0.05; done; " + then});
+  };
+
+  // Not connection-bound: a tenure killed -9 leaves its key held, as the TTL (1m unless --ttl)
+  // says; it is not bound to one node's connection, so that it can outlive the node.
+  ProcessResult r = hold_then("many/k", "kill -9 $p; wait $p");
+  INFO(r.describe());
+  Json lease = live_lease(c, "many/k");
+  CHECK(lease["token"] == 1);
+  CHECK(lease["ttl_ms"] == 60000);
+
+  // An acquire that a stalled node leaves unanswered (past --timeout) is asked again of the next
+  // node, with the same owner.
+  auto b_client = b.connect();
+  ::kill(a.pid(), SIGSTOP);
+  r = run_process({"/bin/sh", "-c", tenure + " --timeout 1s run many/retry --ttl 3s -- true"});
+  ::kill(a.pid(), SIGCONT);
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  auto retried = full_history(b_client, "many/retry");
+  REQUIRE(retried.size() == 1);
+  CHECK(retried[0]["end"] == "released");
+
+  // When its node dies, renewals go to the next one; that one refuses (the lease is not there),
+  // so the tenure is lost: exit 5.
+  auto hold = std::async(std::launch::async, [&] { return hold_then("many/lost", "wait $p"); });
+  REQUIRE(wait_until([&] { return !live_lease(c, "many/lost").is_null(); }, 10000ms));
+  a.kill9();
+  r = hold.get();
+  INFO(r.describe());
+  CHECK(r.exit_code == 5);
+  CHECK(r.err.find("lost the lease on many/lost, token 1") != std::string::npos);
 }
 
 TEST_CASE("tenure explains usage mistakes", "[e2e][cli]") {
