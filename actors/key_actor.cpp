@@ -129,22 +129,12 @@ void KeyActor::reply_now(Step& step, Reply<Result> reply, Result result) {
   r.answer.template emplace<Answer<Result>>(Answer<Result>{std::move(reply), std::move(result)});
 }
 
-std::optional<Lease> KeyActor::lease_for_reply(std::string& owner) {
-  if (!state_.lease || owner != state_.lease->owner) return state_.lease;
-  std::string held = std::move(state_.lease->owner);
-  std::optional<Lease> lease = state_.lease;  // without its owner: no copy of those bytes
-  state_.lease->owner = std::move(held);
-  lease->owner = std::move(owner);
-  return lease;
-}
-
-void KeyActor::reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh,
-                              std::string owner) {
+void KeyActor::reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh) {
   AcquireResult result;
   result.status = AcquireStatus::acquired;
   result.fresh = fresh;
   result.key = key();
-  result.lease = lease_for_reply(owner);
+  result.lease = state_.lease;
   reply_now(step, std::move(reply), std::move(result));
   step.replies.back().event_index = static_cast<int>(step.change.events.size()) - 1;
   step.replies.back().reports_revision = true;
@@ -161,7 +151,7 @@ void KeyActor::reply_held(Step& step, Reply<AcquireResult> reply, const AcquireO
 }
 
 void KeyActor::reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome outcome,
-                            bool reports_event, std::string owner) {
+                            bool reports_event) {
   HolderResult result;
   if (outcome.status == HolderStatus::forbidden) {
     result.error = Error{errc::forbidden, "the lease on this key was acquired by another user"};
@@ -169,7 +159,7 @@ void KeyActor::reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome
   result.status = outcome.status;
   result.reason = outcome.reason;
   result.key = key();
-  result.lease = lease_for_reply(owner);
+  result.lease = state_.lease;
   result.token = outcome.token;
   reply_now(step, std::move(reply), std::move(result));
   step.replies.back().event_index =
@@ -203,8 +193,7 @@ void KeyActor::serve_waiters(Millis now, Step& step) {
   AcquireOutcome outcome =
       tenure::acquire(state_, key(), first.request.params, now, core_.config.limits, step.change);
   if (outcome.status == AcquireStatus::acquired) {
-    reply_acquired(step, std::move(first.reply), outcome.fresh,
-                   std::move(first.request.params.owner));
+    reply_acquired(step, std::move(first.reply), outcome.fresh);
     waiters.pop_front();
     core_.counters.waiters.fetch_sub(1);
   }
@@ -275,7 +264,7 @@ void KeyActor::keep_inflight(Busy& b, std::uint64_t seq, TenureRecords& tenures)
     Busy::InflightTenure& kept = b.inflight_tenures[b.inflight_count++];
     kept.seq = seq;
     if (t.ended_at) {
-      kept.record = t;  // into a spent record: its owner's buffer is reused
+      kept.record = t;
     } else {
       kept.record = std::move(t);
     }
@@ -391,7 +380,7 @@ void KeyActor::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
   }
   switch (outcome.status) {
     case AcquireStatus::acquired:
-      reply_acquired(step, std::move(reply), outcome.fresh, std::move(params.owner));
+      reply_acquired(step, std::move(reply), outcome.fresh);
       break;
     case AcquireStatus::forbidden: {
       AcquireResult result;
@@ -426,8 +415,7 @@ void KeyActor::renew(RenewRequest request, Reply<HolderResult> reply) {
   Millis now = begin_holder_turn(request.caller, request.holder, step);
   HolderOutcome outcome = tenure::renew(state_, key(), request.holder, request.ttl_ms, now,
                                         core_.config.limits, step.change);
-  reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok,
-               std::move(request.holder.owner));
+  reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
   finish(step);
 }
 

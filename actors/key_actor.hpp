@@ -121,15 +121,12 @@ class KeyActor {
   void turn_away_waiters(const char* why);
   bool idle() const { return !retired_ && !state_.lease && !busy_ && !indexed_; }
 
-  // `owner`: the request's, equal to the lease's, moved into the result instead of a copy.
-  void reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh, std::string owner);
+  void reply_acquired(Step& step, Reply<AcquireResult> reply, bool fresh);
   void reply_held(Step& step, Reply<AcquireResult> reply, const AcquireOutcome& outcome);
   template <typename Result>
   void reply_now(Step& step, Reply<Result> reply, Result result);
   void reply_holder(Step& step, Reply<HolderResult> reply, HolderOutcome outcome,
-                    bool reports_event, std::string owner = {});
-  // The live lease for a result, its owner taken from `owner` (the request's) when equal.
-  std::optional<Lease> lease_for_reply(std::string& owner);
+                    bool reports_event);
 
   // What only an actor with work queued or in flight needs. Allocated on demand and freed
   // once drained (see maybe_retire), so a quiet actor holding a lease stays small.
@@ -139,8 +136,8 @@ class KeyActor {
     std::vector<PendingReply> pending;
     std::size_t pending_head = 0;
     // Tenure records of writes not yet committed, so history can answer as of its turn: the
-    // first `inflight_count`, in write order. The rest are spent ones, kept so that the next
-    // copies reuse their owners' buffers.
+    // first `inflight_count`, in write order. The rest are spent ones, kept so that the vector
+    // does not regrow.
     struct InflightTenure {
       std::uint64_t seq;
       TenureRecord record;

@@ -2,7 +2,7 @@
 
 namespace tenure {
 
-void OwnerIndex::add(const std::string& owner, KeyActor* actor) {
+void OwnerIndex::add(std::string_view owner, KeyActor* actor) {
   Keys& keys = owners_[owner_hash(owner)];
   if (!keys.many) {
     if (keys.one == nullptr || keys.one == actor) {
@@ -16,7 +16,7 @@ void OwnerIndex::add(const std::string& owner, KeyActor* actor) {
   keys.many->insert(actor);
 }
 
-void OwnerIndex::remove(const std::string& owner, KeyActor* actor) {
+void OwnerIndex::remove(std::string_view owner, KeyActor* actor) {
   auto it = owners_.find(owner_hash(owner));
   if (it == owners_.end()) return;
   Keys& keys = it->second;
@@ -47,7 +47,7 @@ void OwnerIndex::forget(const boost::unordered_flat_set<KeyActor*>& actors) {
   for (std::uint64_t hash : emptied) owners_.erase(hash);
 }
 
-std::vector<KeyActor*> OwnerIndex::keys_of(const std::string& owner) const {
+std::vector<KeyActor*> OwnerIndex::keys_of(std::string_view owner) const {
   auto it = owners_.find(owner_hash(owner));
   if (it == owners_.end()) return {};
   const Keys& keys = it->second;

@@ -10,7 +10,7 @@
 #include <boost/unordered/unordered_flat_set.hpp>
 #include <cstdint>
 #include <memory>
-#include <string>
+#include <string_view>
 #include <vector>
 
 namespace tenure {
@@ -19,9 +19,9 @@ class KeyActor;
 
 class OwnerIndex {
  public:
-  void add(const std::string& owner, KeyActor* actor);
-  void remove(const std::string& owner, KeyActor* actor);
-  std::vector<KeyActor*> keys_of(const std::string& owner) const;
+  void add(std::string_view owner, KeyActor* actor);
+  void remove(std::string_view owner, KeyActor* actor);
+  std::vector<KeyActor*> keys_of(std::string_view owner) const;
   // Removes these actors under whichever owner they are filed (their memory may be ahead of
   // the index, with writes in flight): one walk over every owner.
   void forget(const boost::unordered_flat_set<KeyActor*>& actors);
@@ -32,8 +32,8 @@ class OwnerIndex {
     KeyActor* one = nullptr;
     std::unique_ptr<boost::unordered_flat_set<KeyActor*>> many;
   };
-  static std::uint64_t owner_hash(const std::string& owner) {
-    return std::hash<std::string>{}(owner);
+  static std::uint64_t owner_hash(std::string_view owner) {
+    return std::hash<std::string_view>{}(owner);
   }
 
   boost::unordered_flat_map<std::uint64_t, Keys> owners_;

@@ -60,7 +60,7 @@ struct RevokeRequest {
 struct CheckRequest {
   std::string key;
   Token token = 0;
-  std::optional<std::string> owner;
+  std::optional<SharedString> owner;
   Caller caller;
 };
 
@@ -82,7 +82,7 @@ struct GetRequest {
 
 // A queued acquire as `get` shows it: who waits, since when.
 struct QueuedWaiter {
-  std::string owner;
+  SharedString owner;
   Millis since = 0;
 };
 
@@ -100,7 +100,7 @@ struct GetResult {
 };
 
 struct KeepaliveRequest {
-  std::string owner;
+  SharedString owner;
   std::optional<Millis> ttl_ms;
   Caller caller;
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/shared_string.hpp"
 
 namespace tenure {
 
@@ -26,7 +27,7 @@ std::string_view to_string(EndReason reason);
 
 // Fields ordered widest first: a resident actor holds one per live lease (no padding holes).
 struct Lease {
-  std::string owner;
+  SharedString owner;
   Token token = 0;
   Millis acquired_at = 0;
   std::optional<Millis> expires_at;  // empty: open-ended
@@ -46,7 +47,7 @@ struct KeyState {
   Token last_token = 0;
   Millis lock_until = 0;  // lock-delay after an involuntary loss
   // The most recent ended tenure, so that renew can say "expired" rather than "free".
-  std::string last_owner;
+  SharedString last_owner;
   EndReason last_end = EndReason::released;
 
   bool idle() const { return !lease && lock_until == 0; }
@@ -63,7 +64,7 @@ struct Revocation {
 
 struct TenureRecord {
   Token token = 0;
-  std::string owner;
+  SharedString owner;
   Millis acquired_at = 0;
   std::optional<Millis> ended_at;
   std::optional<EndReason> end;
@@ -73,7 +74,7 @@ struct TenureRecord {
 struct Event {
   EventType type = EventType::acquired;
   std::string key;
-  std::string owner;
+  SharedString owner;
   Token token = 0;
   Millis at = 0;
   std::optional<Millis> expires_at;

@@ -208,7 +208,7 @@ HolderOutcome revoke(KeyState& state, std::string_view key, const Revocation& re
 }
 
 HolderOutcome check(KeyState& state, std::string_view key, Token token,
-                    const std::optional<std::string>& owner, Millis now, Change& change) {
+                    std::optional<std::string_view> owner, Millis now, Change& change) {
   expire_if_due(state, key, now, change);
   if (state.lease && state.lease->token == token && (!owner || *owner == state.lease->owner)) {
     return {HolderStatus::ok, NotHolderReason::free, token};

@@ -40,7 +40,7 @@ Millis clamp_ttl(std::optional<Millis> requested, const Limits& limits);
 void expire_if_due(KeyState& state, std::string_view key, Millis now, Change& change);
 
 struct AcquireParams {
-  std::string owner;
+  SharedString owner;
   std::optional<Millis> ttl_ms;
   bool open_ended = false;
   bool release_on_disconnect = false;
@@ -62,7 +62,7 @@ AcquireOutcome acquire(KeyState& state, std::string_view key, const AcquireParam
                        Millis now, const Limits& limits, Change& change);
 
 struct HolderParams {
-  std::string owner;
+  SharedString owner;
   std::optional<Token> token;
   Principal principal = 0;
   bool admin = false;
@@ -88,7 +88,7 @@ HolderOutcome revoke(KeyState& state, std::string_view key, const Revocation& re
 
 // The fencing check: is `token` (of `owner`, if given) the live tenure right now?
 HolderOutcome check(KeyState& state, std::string_view key, Token token,
-                    const std::optional<std::string>& owner, Millis now, Change& change);
+                    std::optional<std::string_view> owner, Millis now, Change& change);
 
 // The connection closed: end the lease if it was bound to that connection.
 bool release_on_disconnect(KeyState& state, std::string_view key, ConnId conn, Millis now,

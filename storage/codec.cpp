@@ -60,11 +60,23 @@ class Reader {
     v = static_cast<std::int64_t>((u >> 1) ^ (~(u & 1) + 1));
     return true;
   }
-  bool str(std::string& s) {
+  bool str(std::string_view& s) {
     std::uint64_t n;
     if (!varint(n) || n > in_.size() - pos_) return false;
-    s.assign(in_.substr(pos_, n));
+    s = in_.substr(pos_, n);
     pos_ += n;
+    return true;
+  }
+  bool str(std::string& s) {
+    std::string_view v;
+    if (!str(v)) return false;
+    s.assign(v);
+    return true;
+  }
+  bool str(SharedString& s) {
+    std::string_view v;
+    if (!str(v)) return false;
+    if (v != s) s = SharedString(v);
     return true;
   }
   bool optional_time(std::optional<Millis>& t) {
@@ -145,6 +157,8 @@ std::optional<KeyState> decode_state(std::string_view bytes) {
     Lease l;
     std::uint64_t principal;
     std::uint8_t rod;
+    // Most often the last owner holds the key again: one copy of the name for both.
+    l.owner = s.last_owner;
     if (!r.str(l.owner) || !r.varint(l.token) || !r.signed_varint(l.acquired_at) ||
         !r.optional_time(l.expires_at) || !r.signed_varint(l.ttl_ms) || !r.varint(principal) ||
         !r.u8(rod) || rod > 1 || !r.signed_varint(l.lock_delay_ms)) {

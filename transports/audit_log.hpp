@@ -60,7 +60,7 @@ void audit_subject(protocol::Op op, const Request& r, AuditSubject& subject) {
   } else if constexpr (requires { r.holder.owner; }) {
     subject.owner = r.holder.owner;
   } else if constexpr (requires {
-                         { r.owner } -> std::same_as<const std::string&>;
+                         { r.owner } -> std::same_as<const SharedString&>;
                        }) {
     subject.owner = r.owner;
   }

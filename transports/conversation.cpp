@@ -35,7 +35,7 @@ void Conversation::on_lost(std::vector<Event> events) {
 
 void Conversation::handle_request(std::string_view text, Millis read_at) {
   read_at_ = read_at;
-  ParsedRequest parsed = thread_request_parser().parse(text);
+  ParsedRequest parsed = thread_request_parser().parse(text, &owner_names_);
   if (auto* error = std::get_if<Error>(&parsed.body)) {
     reply(TransportMetrics::kInvalid,
           [&](std::string& out) { return format_error(out, parsed.id, *error); });

@@ -20,6 +20,7 @@
 #include "transports/audit_log.hpp"
 #include "transports/connection_keys.hpp"
 #include "transports/message_format.hpp"
+#include "transports/owner_names.hpp"
 #include "transports/pending_request.hpp"
 #include "transports/reply_format.hpp"
 #include "transports/request.hpp"
@@ -150,6 +151,7 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   std::size_t waiting_ = 0;   // waiting acquires in flight
   std::size_t reserved_ = 0;  // reply bytes expected of the quick requests in flight
   ConnectionKeys keys_;
+  OwnerNames owner_names_;
   // Slots of answered requests, kept for the next ones (a slot in flight is owned by the reply
   // that points at it, and comes back here or is deleted once finished).
   std::vector<std::unique_ptr<PendingRequest>> free_;

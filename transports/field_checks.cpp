@@ -17,14 +17,20 @@ void FieldChecks::fail_field(Field field, std::string_view problem) {
   fail(std::move(message));
 }
 
-std::optional<std::string> FieldChecks::optional_string(Field field) {
+std::optional<std::string_view> FieldChecks::optional_text(Field field) {
   const FieldValue& value = get(field);
   if (value.absent()) return std::nullopt;
   if (value.kind != FieldValue::Kind::string) {
     fail_field(field, "must be a string");
     return std::nullopt;
   }
-  return std::string(value.text);
+  return value.text;
+}
+
+std::optional<std::string> FieldChecks::optional_string(Field field) {
+  auto text = optional_text(field);
+  if (!text) return std::nullopt;
+  return std::string(*text);
 }
 
 std::optional<std::string> FieldChecks::optional_key() {
@@ -41,16 +47,19 @@ std::string FieldChecks::key() {
   return optional_key().value_or(std::string());
 }
 
-std::optional<std::string> FieldChecks::optional_owner() {
-  auto owner = optional_string(Field::owner);
+std::optional<SharedString> FieldChecks::optional_owner() {
+  auto owner = optional_text(Field::owner);
   if (!owner) return std::nullopt;
-  if (auto problem = validate_owner(*owner)) fail(*problem);
-  return owner;
+  if (auto problem = validate_owner(*owner)) {
+    fail(*problem);
+    return SharedString();
+  }
+  return owners_ != nullptr ? owners_->name(*owner) : SharedString(*owner);
 }
 
-std::string FieldChecks::owner() {
+SharedString FieldChecks::owner() {
   if (!present(Field::owner)) fail("owner is required");
-  return optional_owner().value_or(std::string());
+  return optional_owner().value_or(SharedString());
 }
 
 bool FieldChecks::flag(Field field) {

@@ -4,9 +4,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/clock.hpp"
 #include "core/errc.hpp"
+#include "core/shared_string.hpp"
+#include "transports/owner_names.hpp"
 #include "transports/request_fields.hpp"
 
 namespace tenure {
@@ -16,16 +19,19 @@ inline constexpr Millis kMaxWireMillis = Millis{1} << 50;
 
 class FieldChecks {
  public:
-  explicit FieldChecks(const Fields& fields) : fields_(fields) {}
+  // `owners`: the connection's, where owners are looked up (null: each owner is a new copy).
+  explicit FieldChecks(const Fields& fields, OwnerNames* owners = nullptr)
+      : fields_(fields), owners_(owners) {}
 
   bool present(Field field) { return !get(field).absent(); }
 
   // Each reads one field; a field given as null counts as absent.
-  std::string key();    // required; a valid key (§1)
-  std::string owner();  // required; a valid owner (§1)
+  std::string key();     // required; a valid key (§1)
+  SharedString owner();  // required; a valid owner (§1)
   std::optional<std::string> optional_key();
-  std::optional<std::string> optional_owner();
+  std::optional<SharedString> optional_owner();
   std::optional<std::string> optional_string(Field field);
+  std::optional<std::string_view> optional_text(Field field);   // valid while the fields are
   bool flag(Field field);                                       // absent: false
   std::optional<Millis> positive_millis(Field field);           // > 0
   Millis millis(Field field);                                   // >= 0; absent: 0
@@ -44,6 +50,7 @@ class FieldChecks {
   void fail_field(Field field, std::string_view problem);
 
   const Fields& fields_;
+  OwnerNames* owners_;
   std::optional<Error> error_;
 };
 

@@ -152,11 +152,12 @@ std::optional<Field> undefined_field(Op op, const Fields& fields) {
   return std::nullopt;
 }
 
-std::variant<RequestBody, Error> build(const Fields& fields, const FieldReader& reader) {
+std::variant<RequestBody, Error> build(const Fields& fields, const FieldReader& reader,
+                                       OwnerNames* owners) {
   // A field given twice has no one value to take (§2).
   if (reader.repeated())
     return bad_request("field " + in_quotes(*reader.repeated()) + " is given twice");
-  FieldChecks in(fields);
+  FieldChecks in(fields, owners);
   auto name = in.optional_string(Field::op);
   if (in.error()) return *in.error();
   if (!name) return bad_request("op is required");
@@ -176,7 +177,7 @@ std::variant<RequestBody, Error> build(const Fields& fields, const FieldReader& 
 
 }  // namespace
 
-ParsedRequest RequestParser::parse(std::string_view line) {
+ParsedRequest RequestParser::parse(std::string_view line, OwnerNames* owners) {
   // The padding must be zeros: simdjson reads into it when an array or object is left open, and
   // a longer earlier line's bytes there would be taken for more of this one.
   padded_.assign(line);
@@ -188,7 +189,7 @@ ParsedRequest RequestParser::parse(std::string_view line) {
   if (!id.absent() && id.kind != FieldValue::Kind::string && id.kind != FieldValue::Kind::integer) {
     return {{}, bad_request("id must be a string or an integer")};
   }
-  return {id.absent() ? std::string_view() : id.raw, build(fields_, reader_)};
+  return {id.absent() ? std::string_view() : id.raw, build(fields_, reader_, owners)};
 }
 
 std::optional<std::pair<std::size_t, std::size_t>> RequestParser::id_span() const {

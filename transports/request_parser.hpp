@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "transports/owner_names.hpp"
 #include "transports/request.hpp"
 #include "transports/request_fields.hpp"
 
@@ -13,7 +14,8 @@ namespace tenure {
 
 class RequestParser {
  public:
-  ParsedRequest parse(std::string_view line);
+  // `owners`: the connection's names of owners (see OwnerNames), or null.
+  ParsedRequest parse(std::string_view line, OwnerNames* owners = nullptr);
   // Of the last parse: where the value of the line's id member is (offset, size), a null one
   // too; empty if it has none. The cluster's router replaces it when it forwards the line.
   std::optional<std::pair<std::size_t, std::size_t>> id_span() const;
