@@ -185,6 +185,8 @@ std::optional<std::string> contradiction(const Options& o) {
   }
   if (o.write_timeout < 1) return "--write-timeout must be at least 1ms";
   if (o.events_keep < 1) return "--events-keep must be at least 1";
+  if (o.checkpoint_every < 1) return "--checkpoint-every must be at least 1ms";
+  if (o.checkpoint_ops < 1) return "--checkpoint-ops must be at least 1";
   if (o.recover && !o.restore_from.empty()) {
     return "--recover and --restore-from exclude each other";
   }
@@ -270,6 +272,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "30s");
   app.add_option("--history-keep", o.history_keep,
                  "Ended tenures kept per key in the history (plus the live one)")
+      ->capture_default_str();
+  add_duration(app, "--checkpoint-every", o.checkpoint_every,
+               "How often the ledger writes the lease rows changed since its last checkpoint "
+               "(until then the event log holds them; a restart after a crash replays it)",
+               "1s");
+  app.add_option("--checkpoint-ops", o.checkpoint_ops,
+                 "Ops after which the ledger writes a checkpoint sooner than --checkpoint-every")
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Threads serving connections and keys")
       ->default_str("number of cores");
