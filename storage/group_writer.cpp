@@ -329,7 +329,14 @@ void GroupWriter::run() {
           return (!queue_.empty() && (!syncing_ || queued_ops_ >= kWriteAhead)) || stopping_ ||
                  !healthy_.load();
         };
-        wake_.wait(lock, [&] { return ready() || checkpointing_ || checkpoint_due(false); });
+        auto work = [&] { return ready() || checkpointing_ || checkpoint_due(false); };
+        // Rows awaiting a checkpoint get it on time even when no write comes to wake the writer.
+        auto dirty = [&] { return dirty_revision_.load() > checkpoint_written_; };
+        if (dirty()) {
+          wake_.wait_until(lock, checkpointed_at_ + config_.checkpoint_every, work);
+        } else {
+          wake_.wait(lock, [&] { return work() || dirty(); });
+        }
         if (ready()) {
           batch.swap(queue_);
           queued_ops_ = 0;
