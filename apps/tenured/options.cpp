@@ -185,7 +185,11 @@ std::optional<std::string> contradiction(const Options& o) {
   }
   if (o.write_timeout < 1) return "--write-timeout must be at least 1ms";
   if (o.events_keep < 1) return "--events-keep must be at least 1";
-  if (o.checkpoint_every < 1) return "--checkpoint-every must be at least 1ms";
+  // Bounded so that the ledger writer's wake-up time cannot overflow.
+  constexpr Millis kDayMs = 86'400'000;
+  if (o.checkpoint_every < 1 || o.checkpoint_every > kDayMs) {
+    return "--checkpoint-every must be from 1ms to 24h";
+  }
   if (o.checkpoint_ops < 1) return "--checkpoint-ops must be at least 1";
   if (o.recover && !o.restore_from.empty()) {
     return "--recover and --restore-from exclude each other";

@@ -38,6 +38,21 @@ TEST_CASE("a checkpoint comes every --checkpoint-every, also with no write after
   CHECK(g["lease"]["token"] == 1);
 }
 
+TEST_CASE("--checkpoint-every and --checkpoint-ops out of range are refused", "[e2e][daemon]") {
+  TempDir dir;
+  auto refused = [&](const std::string& flag, const std::string& value) {
+    ProcessResult r = run_process({tenured_path(), "--data-dir", dir.path() + "/data", flag, value},
+                                  ProcessOptions{{}, {}, "", Millis(20000)});
+    INFO(r.describe());
+    CHECK(r.exited);
+    CHECK(r.exit_code == 1);
+    CHECK((r.out + r.err).find(flag + " must be") != std::string::npos);
+  };
+  refused("--checkpoint-every", "0s");
+  refused("--checkpoint-every", "25h");
+  refused("--checkpoint-ops", "0");
+}
+
 TEST_CASE("--checkpoint-ops checkpoints after that many ops", "[e2e][crash]") {
   Daemon d({"--checkpoint-every", "1h", "--checkpoint-ops", "2"});
   constexpr int kOps = 10;
