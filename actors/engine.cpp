@@ -294,6 +294,7 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
   options.env = config.ledger_env;
   options.skip_verify = config.skip_verify;
   options.checkpoint_every = config.checkpoint_every;
+  options.checkpoint_ops = config.checkpoint_ops;
   storage::Status status;
   auto ledger = storage::Ledger::open(options, status);
   if (!ledger) {

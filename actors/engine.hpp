@@ -41,8 +41,10 @@ struct EngineConfig {
   storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
   Revision revision_floor = 0;                              // --revision-floor
   bool skip_verify = false;  // tests: skip the start-up check of the table files
-  // tests: how often the ledger checkpoints its rows (storage::LedgerOptions)
+  // How often the ledger checkpoints its rows (storage::LedgerOptions): --checkpoint-every,
+  // --checkpoint-ops.
   std::chrono::milliseconds checkpoint_every{1000};
+  std::uint64_t checkpoint_ops = 65'536;
   // Cluster mode: the engine serves only the keys of the slots it adopted (adopt_slot); requests
   // on other keys are answered `unavailable`.
   bool cluster = false;

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -219,8 +220,9 @@ class GroupWriter {
   Revision written_oldest_ = 0;
   Revision checkpoint_written_ = 0;  // events above it are never trimmed
   struct Checkpoint {
-    Revision at = 0;                // the rows are complete up to it once every key is written
-    std::vector<std::string> keys;  // dirty at its start
+    Revision at = 0;                     // the rows are complete up to it once every key is written
+    std::string key_bytes;               // the keys dirty at its start, one after the other
+    std::vector<std::string_view> keys;  // into key_bytes
     std::size_t next = 0;
   };
   std::optional<Checkpoint> checkpointing_;

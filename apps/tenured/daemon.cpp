@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -161,6 +162,8 @@ int run_daemon(const Options& o) {
   config.limits = o.limits;
   config.history_keep = o.history_keep;
   config.events_keep = o.events_keep;
+  config.checkpoint_every = std::chrono::milliseconds(o.checkpoint_every);
+  config.checkpoint_ops = o.checkpoint_ops;
   config.revision_floor = o.revision_floor;
   if (o.recover) config.open_mode = storage::OpenMode::recover;
   if (!o.restore_from.empty()) {

@@ -185,6 +185,12 @@ std::optional<std::string> contradiction(const Options& o) {
   }
   if (o.write_timeout < 1) return "--write-timeout must be at least 1ms";
   if (o.events_keep < 1) return "--events-keep must be at least 1";
+  // Bounded so that the ledger writer's wake-up time cannot overflow.
+  constexpr Millis kDayMs = 86'400'000;
+  if (o.checkpoint_every < 1 || o.checkpoint_every > kDayMs) {
+    return "--checkpoint-every must be from 1ms to 24h";
+  }
+  if (o.checkpoint_ops < 1) return "--checkpoint-ops must be at least 1";
   if (o.recover && !o.restore_from.empty()) {
     return "--recover and --restore-from exclude each other";
   }
@@ -270,6 +276,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "30s");
   app.add_option("--history-keep", o.history_keep,
                  "Ended tenures kept per key in the history (plus the live one)")
+      ->capture_default_str();
+  add_duration(app, "--checkpoint-every", o.checkpoint_every,
+               "How often the ledger writes the lease rows changed since its last checkpoint "
+               "(until then the event log holds them; a restart after a crash replays it)",
+               "1s");
+  app.add_option("--checkpoint-ops", o.checkpoint_ops,
+                 "Ops after which the ledger writes a checkpoint sooner than --checkpoint-every")
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Threads serving connections and keys")
       ->default_str("number of cores");

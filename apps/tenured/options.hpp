@@ -35,6 +35,10 @@ struct Options {
   std::vector<std::string> ws_allow_origins;
   std::size_t watch_queue = 10'000;
   std::uint64_t events_keep = 1'000'000;  // hidden: tests make it tiny to see `compacted`
+  // The ledger writes the rows changed since its last checkpoint this often, or after this
+  // many ops, whichever comes first (docs/design.md, "rows at checkpoints").
+  Millis checkpoint_every = 1000;
+  std::uint64_t checkpoint_ops = 65'536;
   // Who may use the socket (§7): its mode, its group, and the group whose members are admins.
   unsigned socket_mode = 0600;
   std::optional<gid_t> socket_group;
