@@ -119,7 +119,14 @@ void check_expires_on_new_owner(Cluster& cluster, int via, const Anchor& lease,
 }
 
 // The writer owns every slot (docs/cluster.md): node `writer` reports all 64, the others none.
+// Its claims are one etcd transaction, but it adopts (loads and re-arms) the slots one by one
+// after it, so `slots_owned` reaches 64 a little later than the claims: wait for that first.
 void check_one_writer(Cluster& cluster, int writer) {
+  auto adopted = [&] {
+    return cluster.connect(writer).call("\"op\":\"stats\"")["cluster"]["slots_owned"] ==
+           tenure::kSlots;
+  };
+  CHECK(e2e::wait_until(adopted, cluster.failover_bound()));
   for (int i = 0; i < cluster.size(); ++i) {
     if (!cluster.running(i)) continue;
     e2e::Json s = cluster.connect(i).call("\"op\":\"stats\"");
