@@ -19,6 +19,7 @@
 #include "actors/engine.hpp"
 #include "transports/audit_log.hpp"
 #include "transports/connection_keys.hpp"
+#include "transports/handler_memory.hpp"
 #include "transports/message_format.hpp"
 #include "transports/owner_names.hpp"
 #include "transports/pending_request.hpp"
@@ -80,6 +81,8 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   // acquires do not count: they may wait long, and the renewals behind them must be read (§2).
   bool read_budget_spent() const;
   ConnId conn() const { return conn_; }
+  // For the connection's Asio operations (asio::bind_allocator): any thread.
+  HandlerAllocator<void> handler_allocator() { return HandlerAllocator<void>(handler_memory_); }
 
   // The framing's side.
   // Appends one message to the output; `event_of` is the subscription whose event it is.
@@ -159,6 +162,7 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   // Keeps the connection while the engine has requests of it: its replies point at it.
   std::shared_ptr<Conversation> keep_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Subscription>> watches_;
+  HandlerMemory handler_memory_;
 };
 
 }  // namespace tenure

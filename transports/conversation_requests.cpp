@@ -1,5 +1,6 @@
 // Each request's engine call and how its result is written back. Engine replies arrive on engine
 // threads; everything here after the call runs on the connection's strand.
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/defer.hpp>
 #include <filesystem>
 #include <type_traits>
@@ -83,7 +84,10 @@ void Conversation::answered(PendingRequest* slot) {
   // Deferred: from an io thread (a shard's turn) the replies are written by that thread once the
   // turn ends, without waking another.
   if (head == nullptr) {
-    boost::asio::defer(strand_, [self = shared_from_this()] { self->finish_answered(); });
+    boost::asio::defer(
+        strand_, boost::asio::bind_allocator(handler_allocator(), [self = shared_from_this()] {
+          self->finish_answered();
+        }));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -18,7 +19,8 @@ namespace tenure {
 
 namespace asio = boost::asio;
 using asio::as_tuple;
-using asio::use_awaitable;
+// Completions resume the connection's coroutines on its strand (UnixSession::Task).
+constexpr asio::use_awaitable_t<Conversation::Strand> use_awaitable;
 
 namespace {
 
@@ -28,6 +30,12 @@ constexpr std::size_t kInitialInput = 4096;
 constexpr std::size_t kKeptOutputCapacity = 64 * 1024;
 // How long a graceful close waits for the client to stop sending and hang up.
 constexpr auto kLingerTimeout = std::chrono::seconds(1);
+
+// The completion token of the connection's awaited operations: errors as values, and the
+// operation's memory from the connection's, reused by the next one.
+auto reusing(HandlerAllocator<void> memory) {
+  return asio::bind_allocator(memory, as_tuple(use_awaitable));
+}
 
 }  // namespace
 
@@ -73,7 +81,7 @@ void UnixSession::abort() {
   asio::post(strand_, [self = self()] { self->close(); });
 }
 
-asio::awaitable<void> UnixSession::read_loop() {
+UnixSession::Task<void> UnixSession::read_loop() {
   while (state_ == State::open) {
     serve_lines();
     if (state_ != State::open) co_return;
@@ -90,7 +98,7 @@ asio::awaitable<void> UnixSession::read_loop() {
     }
     auto [error, n] = co_await socket_.async_read_some(
         asio::buffer(input_.data() + end_, input_.size() - end_),
-        asio::bind_cancellation_slot(stop_read_.slot(), as_tuple(use_awaitable)));
+        asio::bind_cancellation_slot(stop_read_.slot(), reusing(handler_allocator())));
     if (error) {
       if (state_ != State::open) co_return;
       // A last request without its newline is still a request.
@@ -105,10 +113,10 @@ asio::awaitable<void> UnixSession::read_loop() {
   }
 }
 
-asio::awaitable<void> UnixSession::wait_for_room() {
+UnixSession::Task<void> UnixSession::wait_for_room() {
   waiting_for_room_ = true;
   wake_.expires_at(asio::steady_timer::time_point::max());
-  co_await wake_.async_wait(as_tuple(use_awaitable));
+  co_await wake_.async_wait(reusing(handler_allocator()));
   waiting_for_room_ = false;
 }
 
@@ -175,12 +183,12 @@ void UnixSession::start_writing() {
   wake_writer_.cancel();
 }
 
-asio::awaitable<void> UnixSession::write_loop() {
+UnixSession::Task<void> UnixSession::write_loop() {
   while (!ended()) {
     if (pending_.empty()) {
       writer_idle_ = true;
       wake_writer_.expires_at(asio::steady_timer::time_point::max());
-      co_await wake_writer_.async_wait(as_tuple(use_awaitable));
+      co_await wake_writer_.async_wait(reusing(handler_allocator()));
       writer_idle_ = false;
       continue;
     }
@@ -202,7 +210,7 @@ asio::awaitable<void> UnixSession::write_loop() {
       std::size_t n = 0;
       std::tie(error, n) = co_await socket_.async_write_some(
           asio::buffer(outgoing_.data() + written, outgoing_.size() - written),
-          as_tuple(use_awaitable));
+          reusing(handler_allocator()));
       written += n;
     }
     if (timed) write_deadline_.cancel();
@@ -223,11 +231,12 @@ asio::awaitable<void> UnixSession::write_loop() {
 
 void UnixSession::arm_write_timeout() {
   write_deadline_.expires_after(context_.limits.write_timeout);
-  write_deadline_.async_wait([self = self()](boost::system::error_code error) {
-    if (error || self->ended() || self->unread_) return;
-    self->unread_ = true;
-    self->socket_.cancel();  // the write in flight ends, having written nothing more
-  });
+  write_deadline_.async_wait(
+      asio::bind_allocator(handler_allocator(), [self = self()](boost::system::error_code error) {
+        if (error || self->ended() || self->unread_) return;
+        self->unread_ = true;
+        self->socket_.cancel();  // the write in flight ends, having written nothing more
+      }));
 }
 
 void UnixSession::stop_reading(State next) {
@@ -252,7 +261,7 @@ void UnixSession::settle() {
 // Closing a socket with unread input resets the connection, and the reset can destroy replies
 // the client has not read yet. So: stop sending (the client reads our replies, then the end),
 // discard what it still sends until it hangs up or the deadline passes, and only then close.
-asio::awaitable<void> UnixSession::close_gracefully() {
+UnixSession::Task<void> UnixSession::close_gracefully() {
   boost::system::error_code ignored;
   socket_.shutdown(Socket::shutdown_send, ignored);
   wake_.expires_after(kLingerTimeout);
@@ -271,7 +280,7 @@ asio::awaitable<void> UnixSession::close_gracefully() {
 // written is finished, what follows is dropped for a `closing` notice that says how many messages
 // it will not get, and the connection closes once that is written, or after another write
 // timeout. A client that reads again in time learns why it was cut off.
-asio::awaitable<void> UnixSession::close_unread(std::size_t written) {
+UnixSession::Task<void> UnixSession::close_unread(std::size_t written) {
   std::string_view rest(outgoing_);
   rest.remove_prefix(written);
   std::size_t line_end = rest.find('\n');

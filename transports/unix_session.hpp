@@ -36,17 +36,22 @@ class UnixSession final : public Conversation {
     closed,
   };
 
+  // On the strand's own type, not type-erased: then Asio hands a completion to the strand in the
+  // connection's memory too (handler_allocator), where an any_io_executor drops the allocator.
+  template <typename T>
+  using Task = boost::asio::awaitable<T, Strand>;
+
   std::shared_ptr<UnixSession> self() {
     return std::static_pointer_cast<UnixSession>(shared_from_this());
   }
-  boost::asio::awaitable<void> read_loop();
-  boost::asio::awaitable<void> wait_for_room();
+  Task<void> read_loop();
+  Task<void> wait_for_room();
   // Runs as long as the connection: waits for output, then writes all that queued up meanwhile
   // in one write; each piece the client takes restarts the write timeout.
-  boost::asio::awaitable<void> write_loop();
-  boost::asio::awaitable<void> close_gracefully();
+  Task<void> write_loop();
+  Task<void> close_gracefully();
   // The write timeout passed: drops what is not written, tells the client so and closes.
-  boost::asio::awaitable<void> close_unread(std::size_t written);
+  Task<void> close_unread(std::size_t written);
   void arm_write_timeout();
   std::optional<std::string_view> next_line();
   bool make_room_for_input();

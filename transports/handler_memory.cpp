@@ -1,0 +1,33 @@
+#include "transports/handler_memory.hpp"
+
+#include <cstdint>
+#include <new>
+
+namespace tenure {
+
+void* HandlerMemory::allocate(std::size_t size, std::size_t alignment) {
+  if (size <= kSlotSize && alignment <= alignof(Slot)) {
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      if (!used_[i].load(std::memory_order_relaxed) &&
+          !used_[i].exchange(true, std::memory_order_acquire)) {
+        return slots_[i].bytes;
+      }
+    }
+  }
+  if (alignment <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) return ::operator new(size);
+  return ::operator new(size, std::align_val_t(alignment));
+}
+
+void HandlerMemory::deallocate(void* p, std::size_t size, std::size_t alignment) noexcept {
+  auto at = reinterpret_cast<std::uintptr_t>(p);
+  auto first = reinterpret_cast<std::uintptr_t>(slots_.data());
+  if (at >= first && at < first + sizeof(slots_)) {
+    // Release: all the operation did in the slot happens before the next claim (acquire).
+    used_[(at - first) / sizeof(Slot)].store(false, std::memory_order_release);
+    return;
+  }
+  if (alignment <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) return ::operator delete(p, size);
+  ::operator delete(p, size, std::align_val_t(alignment));
+}
+
+}  // namespace tenure
