@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "actors/engine.hpp"
+#include "core/handler_memory.hpp"
 #include "transports/audit_log.hpp"
 #include "transports/connection_keys.hpp"
-#include "transports/handler_memory.hpp"
 #include "transports/message_format.hpp"
 #include "transports/owner_names.hpp"
 #include "transports/pending_request.hpp"
