@@ -29,6 +29,10 @@ constexpr std::size_t kSpareRows = 1024;
 constexpr std::size_t kRowCapacity = 128;  // a row with a lease and a long owner fits
 constexpr std::size_t kSpareRowCapacity = 512;
 
+// Turns queued on a shard at once that take no allocation: a burst from each connection, the
+// commits in flight, the timer's and the flush's turns, and Asio's post of the strand itself.
+constexpr std::size_t kPostSlots = 64;
+
 // The last of `spares`, or an empty vector with room for `size`.
 template <typename T>
 std::vector<T> take_spare(std::vector<std::vector<T>>& spares, std::size_t size) {
@@ -59,6 +63,7 @@ void shrink_if_sparse(std::vector<T>& v) {
 Shard::Shard(EngineCore& core, TurnGate& turns)
     : core_(core),
       turns_(turns),
+      post_memory_(kPostSlots),
       strand_(boost::asio::make_strand(core.io)),
       idle_keep_(core.config.idle_keys / std::max<std::size_t>(core.config.shards, 1)),
       timer_(core.io),
