@@ -1,5 +1,7 @@
 #include "actors/shard.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <boost/asio/bind_executor.hpp>
 #include <functional>
@@ -63,13 +65,18 @@ void shrink_if_sparse(std::vector<T>& v) {
 Shard::Shard(EngineCore& core, TurnGate& turns)
     : core_(core),
       turns_(turns),
-      post_memory_(kPostSlots),
+      post_memory_(std::make_unique<HandlerMemory>(kPostSlots)),
       strand_(boost::asio::make_strand(core.io)),
       idle_keep_(core.config.idle_keys / std::max<std::size_t>(core.config.shards, 1)),
       timer_(core.io),
       cluster_(core.config.cluster) {}
 
-Shard::~Shard() = default;
+Shard::~Shard() {
+  if (queued_.load(std::memory_order_relaxed) != 0) {
+    spdlog::warn("a shard goes with {} turns never run: their memory stays", queued_.load());
+    static_cast<void>(post_memory_.release());
+  }
+}
 
 std::size_t Shard::KeyHash::operator()(std::string_view key) const {
   return std::hash<std::string_view>{}(key);

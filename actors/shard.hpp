@@ -51,7 +51,7 @@ class Shard {
     queued_.fetch_add(1, std::memory_order_relaxed);
     posts_.fetch_add(1, std::memory_order_relaxed);
     boost::asio::defer(strand_, boost::asio::bind_allocator(
-                                    HandlerAllocator<void>(post_memory_),
+                                    HandlerAllocator<void>(*post_memory_),
                                     turns_.counted([this, fn = std::forward<Fn>(fn)]() mutable {
                                       queued_.fetch_sub(1, std::memory_order_relaxed);
                                       fn();
@@ -146,8 +146,9 @@ class Shard {
 
   EngineCore& core_;
   TurnGate& turns_;
-  // Before strand_: turns still queued when the shard goes give their memory back here.
-  HandlerMemory post_memory_;
+  // Turns that never ran (a stop that gave up waiting) are destroyed with the io_context, after
+  // the shard: then ~Shard leaves this memory to them rather than free it under them.
+  std::unique_ptr<HandlerMemory> post_memory_;
   const Strand strand_;
   boost::unordered_flat_set<ActorRef, KeyHash, KeyEq> actors_;
   std::atomic<std::size_t> resident_{0};
