@@ -90,6 +90,9 @@ class Restorer : public rocksdb::WriteBatch::Handler {
 // Ops queued during a sync above which the writer writes them without waiting for it to end.
 constexpr std::size_t kWriteAhead = 64;
 
+// Vectors of answered batches kept for the writer's queue: one per batch in flight is enough.
+constexpr std::size_t kSpareQueues = 4;
+
 // Rows per checkpoint batch: a checkpoint of many keys goes in steps between the commits, which
 // would otherwise wait for it (a random-key insert costs ~1 µs).
 constexpr std::size_t kCheckpointChunk = 1024;
@@ -165,7 +168,9 @@ void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
       queue_.push_back(Pending{std::move(ops), std::move(done)});
       ++submitted_;
       ++stats_.groups;
-      wake_.notify_one();
+      // During a sync the writer waits for it to end (complete() wakes it) unless this many
+      // ops are queued.
+      if (!syncing_ || queued_ops_ >= kWriteAhead) wake_.notify_one();
       return;
     }
   }
@@ -332,19 +337,25 @@ void GroupWriter::run() {
         auto work = [&] { return ready() || checkpointing_ || checkpoint_due(false); };
         // Rows awaiting a checkpoint get it on time even when no write comes to wake the writer.
         auto dirty = [&] { return dirty_revision_.load() > checkpoint_written_; };
+        // Every return from a wait is counted, spurious or not: each costs futex calls.
         if (dirty()) {
-          wake_.wait_until(lock, checkpointed_at_ + config_.checkpoint_every, work);
+          auto deadline = checkpointed_at_ + config_.checkpoint_every;
+          while (!work() && wake_.wait_until(lock, deadline) == std::cv_status::no_timeout) {
+            ++stats_.writer_wakeups;
+          }
         } else {
-          wake_.wait(lock, [&] { return work() || dirty(); });
+          // The completer wakes the writer when rows become durable only while it waits here.
+          waits_for_dirty_ = true;
+          while (!work() && !dirty()) {
+            wake_.wait(lock);
+            ++stats_.writer_wakeups;
+          }
+          waits_for_dirty_ = false;
         }
-        if (ready()) {
-          batch.swap(queue_);
-          queued_ops_ = 0;
-        }
+        if (ready()) take_queue(batch);
       } else {
         wake_.wait_for(lock, kResumeEvery, [&] { return !queue_.empty() || stopping_; });
-        batch.swap(queue_);
-        queued_ops_ = 0;
+        take_queue(batch);
       }
       if (batch.empty() && stopping_) break;
     }
@@ -367,6 +378,16 @@ void GroupWriter::run() {
   while (healthy_.load() && checkpointing_) checkpoint_step();
   if (healthy_.load()) start_checkpoint();
   while (healthy_.load() && checkpointing_) checkpoint_step();
+}
+
+void GroupWriter::take_queue(std::vector<Pending>& batch) {
+  batch.swap(queue_);
+  queued_ops_ = 0;
+  // The next submit() finds room in a vector an answered batch left (see answer()).
+  if (!spare_queues_.empty()) {
+    queue_.swap(spare_queues_.back());
+    spare_queues_.pop_back();
+  }
 }
 
 void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision,
@@ -486,11 +507,14 @@ void GroupWriter::complete() {
     }
     sync_landed(landings);
     answer(landings, events);
+    bool wake;
     {
       std::lock_guard lock(mutex_);
       syncing_ = false;
+      // What the writer left queued during the sync (see run()); else submit() wakes it.
+      wake = !queue_.empty();
     }
-    wake_.notify_all();
+    if (wake) wake_.notify_one();
   }
   drained_.notify_all();
 }
@@ -514,12 +538,19 @@ void GroupWriter::answer(std::vector<Landing>& landings, std::vector<const Event
       if (!events.empty()) sink(events);
     }
     for (Pending& p : l.batch) p.done(l.ok, p.ops);
+    l.batch.clear();
   }
-  landings.clear();
   {
     std::lock_guard lock(mutex_);
     finished_ += n;
+    // The batches' vectors go back to the writer's queue (take_queue()), not to the heap.
+    for (Landing& l : landings) {
+      if (l.batch.capacity() > 0 && spare_queues_.size() < kSpareQueues) {
+        spare_queues_.push_back(std::move(l.batch));
+      }
+    }
   }
+  landings.clear();
   drained_.notify_all();
 }
 
@@ -539,6 +570,7 @@ void GroupWriter::sync_landed(std::vector<Landing>& landings) {
     std::lock_guard lock(mutex_);
     failed_before = sync_failed_;
   }
+  bool wake;
   auto started = std::chrono::steady_clock::now();
   // One sync covers every batch written before it began. After a failed one, the pages of the
   // WAL it did not sync may be gone: nothing written after it counts until writes resume.
@@ -584,10 +616,13 @@ void GroupWriter::sync_landed(std::vector<Landing>& landings) {
         undo_.push_back(std::move(l.rep));
       }
     }
+    // The writer waits for this only while it has no rows to checkpoint (see run()), or to
+    // resume.
+    wake = (status.ok() && waits_for_dirty_) || !healthy_.load();
   }
   // Last: try_resume() waits for this, and then finds every refusal counted and every undo kept.
   unlanded_.fetch_sub(static_cast<std::int64_t>(written));
-  wake_.notify_all();
+  if (wake) wake_.notify_one();
 }
 
 bool GroupWriter::commit(std::vector<Pending>& batch) {

@@ -76,6 +76,8 @@ struct WriterStats {
   std::uint64_t failures = 0;
   // Cluster ledger: transactions sent again because another node wrote first (P/rev moved).
   std::uint64_t conflicts = 0;
+  // Times the writer thread woke from a wait (not a timeout), for something or for nothing.
+  std::uint64_t writer_wakeups = 0;
 };
 
 // Counts one group commit of `ops` ops that took `micros` into the stats.
@@ -170,6 +172,8 @@ class GroupWriter {
   void record_dirty(std::vector<Pending>& batch, Revision revision,
                     std::optional<Revision> checkpoint);
   void refuse(std::vector<Pending>& batch);
+  // Moves queue_ into `batch` (empty). REQUIRES: mutex_ held, writer thread.
+  void take_queue(std::vector<Pending>& batch);
   void land(Landing landing);
   void sync_landed(std::vector<Landing>& landings);  // REQUIRES: completer thread
   std::shared_ptr<const rocksdb::Snapshot> take_snapshot();
@@ -201,8 +205,10 @@ class GroupWriter {
   std::condition_variable landed_;
   std::vector<Landing> landing_;
   bool writer_done_ = false;
-  bool syncing_ = false;        // the completer is in a WAL sync
-  std::size_t queued_ops_ = 0;  // ops in queue_
+  bool syncing_ = false;          // the completer is in a WAL sync
+  bool waits_for_dirty_ = false;  // the writer waits, without a deadline, for durable rows
+  std::vector<std::vector<Pending>> spare_queues_;  // emptied, for queue_
+  std::size_t queued_ops_ = 0;                      // ops in queue_
   // Set by a failed sync: every batch written after it is refused too, until writes resume.
   bool sync_failed_ = false;
   std::vector<std::string> undo_;        // bytes of written batches that were refused
