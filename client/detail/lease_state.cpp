@@ -63,8 +63,7 @@ void LeaseState::tick() {
   renew([self = shared_from_this()](Result<protocol::Renewed> r) {
     if (self->stopped_ || self->lost()) return;
     if (r) {
-      self->backoff_ = milliseconds(50);
-      if (self->ttl_ms_) self->arm(milliseconds(*self->ttl_ms_ / 3));
+      self->backoff_ = milliseconds(50);  // renew() armed the next one
       return;
     }
     // not_holder and held already marked the loss; anything else is retried until the deadline.
@@ -93,6 +92,10 @@ void LeaseState::renew(Done<protocol::Renewed> done) {
     }
     self->deadline_ =
         renewed->ttl_ms ? sent + milliseconds(*renewed->ttl_ms) : Clock::time_point::max();
+    // Any renewal, the caller's too, sets when the next one is due: a retry armed while the
+    // server was unreachable must not renew again now (it would learn of a later loss by a
+    // renewal's bare `not_holder` before the connection's `lost` notice says why).
+    if (self->ttl_ms_) self->arm(milliseconds(*self->ttl_ms_ / 3));
     if (self->attached_ != self->core_.generation()) {
       return self->reattach(std::move(done), std::move(renewed.value()));
     }
