@@ -31,8 +31,10 @@ void HandlerMemory::deallocate(void* p, std::size_t size, std::size_t alignment)
     used_[(at - first) / sizeof(Slot)].store(false, std::memory_order_release);
     return;
   }
-  if (alignment <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) return ::operator delete(p, size);
-  ::operator delete(p, size, std::align_val_t(alignment));
+  // Unsized: clang enables sized deallocation only with -fsized-deallocation.
+  static_cast<void>(size);
+  if (alignment <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) return ::operator delete(p);
+  ::operator delete(p, std::align_val_t(alignment));
 }
 
 }  // namespace tenure

@@ -43,6 +43,10 @@ class SharedString {
   friend bool operator==(const SharedString& a, std::string_view b) noexcept {
     return a.view() == b;
   }
+  // Exact, so that clang does not find `a != b` ambiguous with the reversed view comparison.
+  friend bool operator==(const SharedString& a, const SharedString& b) noexcept {
+    return a.block_ == b.block_ || a.view() == b.view();
+  }
 
  private:
   struct Block {
