@@ -4,6 +4,7 @@
 // copies may live on any thread (a shard's lease, an io thread's reply, a watcher's event); the
 // bytes never change after construction, so reads need no synchronization. Empty holds nothing.
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,8 +44,10 @@ class SharedString {
   friend bool operator==(const SharedString& a, std::string_view b) noexcept {
     return a.view() == b;
   }
-  // Exact, so that clang does not find `a != b` ambiguous with the reversed view comparison.
-  friend bool operator==(const SharedString& a, const SharedString& b) noexcept {
+  // Exact (a template converts nothing), so that clang does not find `a != b` ambiguous with the
+  // reversed view comparison, nor `a == "text"` with this one.
+  template <std::same_as<SharedString> Other>
+  friend bool operator==(const SharedString& a, const Other& b) noexcept {
     return a.block_ == b.block_ || a.view() == b.view();
   }
 
