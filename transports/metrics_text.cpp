@@ -109,6 +109,10 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
   e.single("commit_conflicts_total", "counter",
            "Cluster mode: transactions sent again because another node wrote first.",
            s.writer.conflicts);
+  e.single("commit_writer_wakeups_total", "counter",
+           "Times the ledger's writer thread woke to look for work: compare with commits to see "
+           "wake-ups that found nothing.",
+           s.writer.writer_wakeups);
 }
 
 // The process_* metrics of Prometheus's client libraries, under their standard names.
