@@ -6,19 +6,40 @@ namespace tenure::storage {
 
 DirtyKey& DirtyRows::entry(std::string_view key) {
   auto it = keys_.find(key);
-  if (it == keys_.end()) it = keys_.emplace(std::string(key), DirtyKey{}).first;
+  if (it == keys_.end()) {
+    DirtyKey fresh;
+    if (!spare_tenures_.empty()) {
+      fresh.tenures = std::move(spare_tenures_.back());
+      spare_tenures_.pop_back();
+    }
+    it = keys_.emplace(std::string(key), std::move(fresh)).first;
+  }
   return it->second;
+}
+
+void DirtyRows::keep_spare(std::string&& row) {
+  if (spare_rows_.size() < kMaxSpares) spare_rows_.push_back(std::move(row));
+}
+
+void DirtyRows::keep_spare(std::vector<std::pair<Revision, TenureRecord>>&& tenures) {
+  if (tenures.capacity() == 0 || spare_tenures_.size() >= kMaxSpares) return;
+  tenures.clear();
+  spare_tenures_.push_back(std::move(tenures));
 }
 
 void DirtyRows::put_row(std::string_view key, std::string_view row, Revision revision) {
   DirtyKey& e = entry(key);
   // Copied into the entry's own buffer, which a key written again before its checkpoint
   // reuses; the op's buffer goes back to its shard.
-  if (e.row) {
-    e.row->assign(row);
-  } else {
-    e.row.emplace(row);
+  if (!e.row) {
+    if (spare_rows_.empty()) {
+      e.row.emplace();
+    } else {
+      e.row.emplace(std::move(spare_rows_.back()));
+      spare_rows_.pop_back();
+    }
   }
+  e.row->assign(row);
   e.row_revision = revision;
 }
 
@@ -29,9 +50,14 @@ void DirtyRows::add_tenure(std::string_view key, TenureRecord&& record, Revision
 void DirtyRows::drop_upto(Revision revision) {
   boost::unordered::erase_if(keys_, [&](auto& entry) {
     DirtyKey& e = entry.second;
-    if (e.row && e.row_revision <= revision) e.row.reset();
+    if (e.row && e.row_revision <= revision) {
+      keep_spare(std::move(*e.row));
+      e.row.reset();
+    }
     std::erase_if(e.tenures, [&](const auto& t) { return t.first <= revision; });
-    return !e.row && e.tenures.empty();
+    if (e.row || !e.tenures.empty()) return false;
+    keep_spare(std::move(e.tenures));
+    return true;
   });
 }
 

@@ -51,8 +51,16 @@ class DirtyRows {
 
  private:
   DirtyKey& entry(std::string_view key);
+  // Keeps a dropped buffer for the next key to be written, up to kMaxSpares of each kind.
+  void keep_spare(std::string&& row);
+  void keep_spare(std::vector<std::pair<Revision, TenureRecord>>&& tenures);
 
+  // What a checkpoint dropped is what the next second dirties again: reusing the rows' and
+  // tenure lists' buffers spares an allocation per op in steady state.
+  static constexpr std::size_t kMaxSpares = 65'536;
   Map keys_;
+  std::vector<std::string> spare_rows_;
+  std::vector<std::vector<std::pair<Revision, TenureRecord>>> spare_tenures_;
   Revision revision_ = 0;
 };
 
