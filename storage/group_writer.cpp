@@ -204,7 +204,8 @@ std::shared_ptr<const rocksdb::Snapshot> GroupWriter::durable_view(
 }
 
 std::shared_ptr<const rocksdb::Snapshot> GroupWriter::take_snapshot() {
-  return {db_->GetSnapshot(), [db = db_](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); }};
+  return {db_->GetSnapshot(), [db = db_](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); },
+          std::pmr::polymorphic_allocator<std::byte>(&snapshot_blocks_)};
 }
 
 Status GroupWriter::write_marks_now(Revision durable) {

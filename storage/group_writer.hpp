@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -185,6 +186,9 @@ class GroupWriter {
   rocksdb::DB* db_;
   ColumnFamilies cf_;
   WriterConfig config_;
+  // The snapshots' shared_ptr control blocks: with sync on, every batch takes a snapshot, and
+  // its block is reused rather than allocated. Declared before every holder of a snapshot.
+  std::pmr::synchronized_pool_resource snapshot_blocks_;
   // Reused by every commit (writer thread only): a batch of hundreds of writes is a large
   // allocation, and allocating it anew each time makes malloc consolidate its free lists.
   std::unique_ptr<rocksdb::WriteBatch> write_batch_;
