@@ -50,6 +50,8 @@ namespace {
 constexpr std::size_t kSpareBusy = 256;
 // A queue that grew past this under a burst is not kept for reuse.
 constexpr std::size_t kSparePendingCapacity = 64;
+// Nor are more spare waiter nodes than this.
+constexpr std::size_t kSpareWaiters = 64;
 
 }  // namespace
 
@@ -73,6 +75,7 @@ void KeyActor::release_busy() {
     busy_->pending_head = 0;
     busy_->write_seq = 0;
     busy_->committed_seq = 0;
+    busy_->waiters.trim(kSpareWaiters);
     spare.push_back(std::move(busy_));
   }
   busy_.reset();
@@ -176,7 +179,7 @@ void KeyActor::settle(Millis now, Step& step) {
 
 void KeyActor::serve_waiters(Millis now, Step& step) {
   if (!busy_) return;
-  std::list<Waiter>& waiters = busy_->waiters;
+  auto& waiters = busy_->waiters;
   for (auto it = waiters.begin(); it != waiters.end();) {
     if (it->deadline > now) {
       ++it;
@@ -499,7 +502,7 @@ void KeyActor::disconnect(ConnId conn) {
   Step step;
   // Nobody reads the answer, but it closes the request's books (the engine's in-flight gate).
   if (busy_) {
-    std::erase_if(busy_->waiters, [&](Waiter& w) {
+    busy_->waiters.erase_if([&](Waiter& w) {
       if (w.request.caller.conn != conn) return false;
       AcquireResult result;
       result.error = Error{errc::unavailable, "the connection closed"};

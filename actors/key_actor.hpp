@@ -6,7 +6,6 @@
 #include <atomic>
 #include <boost/container/small_vector.hpp>
 #include <functional>
-#include <list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,6 +14,7 @@
 
 #include "actors/actor_ref.hpp"
 #include "actors/requests.hpp"
+#include "core/recycling_list.hpp"
 #include "storage/ledger.hpp"
 
 namespace tenure {
@@ -131,7 +131,7 @@ class KeyActor {
   // What only an actor with work queued or in flight needs. Allocated on demand and freed
   // once drained (see maybe_retire), so a quiet actor holding a lease stays small.
   struct Busy {
-    std::list<Waiter> waiters;
+    RecyclingList<Waiter> waiters;  // its nodes reused: hand-overs allocate none
     // Replies in request order; pending_head is the first unsent one.
     std::vector<PendingReply> pending;
     std::size_t pending_head = 0;

@@ -82,9 +82,9 @@ struct Event {
   Revocation revocation;  // revoked only
 };
 
-// A change's events and ended tenures: a turn makes one or two of each, kept inline so that a
-// turn allocates no vector for them.
+// A change's events and tenure records: a turn makes one or two of each (two when a lease ends
+// and its first waiter takes the key), kept inline so that a turn allocates no vector for them.
 using Events = boost::container::small_vector<Event, 2>;
-using TenureRecords = boost::container::small_vector<TenureRecord, 1>;
+using TenureRecords = boost::container::small_vector<TenureRecord, 2>;
 
 }  // namespace tenure
