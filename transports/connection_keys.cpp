@@ -19,7 +19,7 @@ void ConnectionKeys::lease_ended(const std::string& key) {
   forget_if_unused(it);
 }
 
-void ConnectionKeys::forget_if_unused(std::unordered_map<std::string, Use>::iterator it) {
+void ConnectionKeys::forget_if_unused(Map::iterator it) {
   if (it->second.pending == 0 && !it->second.bound) keys_.erase(it);
 }
 

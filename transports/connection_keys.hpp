@@ -2,9 +2,9 @@
 // The keys on which a connection may hold a lease bound to it or wait in a queue: what the engine
 // must look at when the connection closes (release_on_disconnect, waiters). An entry goes as soon
 // as nothing binds it, so a long-lived connection cycling through many keys stays small.
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace tenure {
@@ -22,9 +22,12 @@ class ConnectionKeys {
     std::uint32_t pending = 0;  // acquires not yet answered (they may be waiting)
     bool bound = false;         // the last answer granted a lease to this connection
   };
-  void forget_if_unused(std::unordered_map<std::string, Use>::iterator it);
+  // Open addressing: an entry comes and goes with each lock cycle, and a node-based map would
+  // allocate for each.
+  using Map = boost::unordered_flat_map<std::string, Use>;
+  void forget_if_unused(Map::iterator it);
 
-  std::unordered_map<std::string, Use> keys_;
+  Map keys_;
 };
 
 }  // namespace tenure
