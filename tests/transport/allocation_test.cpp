@@ -236,8 +236,8 @@ TEST_CASE("a thread that ran other threads' bursts sends as many without an allo
 // its leases, events, tenure records and replies; replies, writes, pending replies, groups, and
 // the rows a checkpoint drops reuse their memory. Asio's handlers (aligned_alloc) are left out:
 // its per-thread caches hit or miss with the threads' timing, while operator new counts the
-// same every run.
-double news_per_lock_op(bool sync) {
+// same every run. `acquire_fields` go into each acquire.
+double news_per_lock_op(bool sync, const std::string& acquire_fields = "") {
   Served served(1, 64, sync);
   const std::string owner = "an owner name longer than any small string buffer";
   const std::string id = R"("a request id longer than any small string buffer")";
@@ -245,7 +245,7 @@ double news_per_lock_op(bool sync) {
   for (int k = 0; k < 8; ++k) {
     std::string key = "alloc/k" + std::to_string(k);
     lines.push_back(R"({"id":)" + id + R"(,"op":"acquire","key":")" + key + R"(","owner":")" +
-                    owner + R"(","ttl_ms":60000})" + "\n");
+                    owner + R"(","ttl_ms":60000)" + acquire_fields + "}\n");
     lines.push_back(R"({"id":)" + id + R"(,"op":"release","key":")" + key + R"(","owner":")" +
                     owner + R"("})" + "\n");
   }
@@ -276,6 +276,12 @@ TEST_CASE("a lock cycle allocates at most a few times per operation", "[transpor
   // when each checkpoint dropped the rows' buffers, 4.5 when each layer copied the owner, 11.0
   // before the replies and writes reused their memory.
   CHECK(news_per_lock_op(false) <= 0.1);
+}
+
+TEST_CASE("a lock cycle bound to its connection allocates no more", "[transport]") {
+  // The connection notes the key until the lease ends. Measured: 0.05 per operation; 0.55 when
+  // those notes were a node-based map's.
+  CHECK(news_per_lock_op(false, R"(,"release_on_disconnect":true)") <= 0.1);
 }
 
 TEST_CASE("a durable lock cycle adds one allocation per commit: RocksDB's snapshot",
