@@ -105,7 +105,12 @@ class Served {
 
   // Sends `line` and reads one reply; whether it has `says` in it.
   bool round(const std::string& line, std::string_view says = {}) {
-    asio::write(client_, asio::buffer(line));
+    send(line);
+    return reply_says(says);
+  }
+  void send(const std::string& line) { asio::write(client_, asio::buffer(line)); }
+  // Reads one reply; whether it has `says` in it.
+  bool reply_says(std::string_view says) {
     std::size_t n = asio::read_until(client_, asio::dynamic_buffer(in_), '\n');
     bool found = in_.find(says) < n;
     in_.erase(0, n);
@@ -289,6 +294,46 @@ TEST_CASE("a durable lock cycle adds one allocation per commit: RocksDB's snapsh
   // One op in flight: a commit, a WAL sync and a durable snapshot per op. Measured: 1.07 per
   // operation; 2.08 when each snapshot's shared_ptr allocated its control block.
   CHECK(news_per_lock_op(true) <= 1.2);
+}
+
+// A contended key: each release hands the key to the waiter queued behind it, one turn ending
+// a tenure and starting the next. The waiter's queue node and the turn's two tenure records are
+// reused and inline.
+TEST_CASE("a hand-over to a waiter allocates almost nothing", "[transport]") {
+  Served served(1, 64);
+  auto acquire = [](const std::string& owner, const std::string& wait) {
+    return R"({"id":1,"op":"acquire","key":"alloc/hot","owner":")" + owner + R"(","ttl_ms":60000)" +
+           wait + "}\n";
+  };
+  auto release = [](const std::string& owner) {
+    return R"({"id":2,"op":"release","key":"alloc/hot","owner":")" + owner + "\"}\n";
+  };
+  const std::string a = "owner a, a name longer than any small string buffer";
+  const std::string b = "owner b, a name longer than any small string buffer";
+  REQUIRE(served.round(acquire(a, ""), R"("status":"acquired")"));
+  const std::string wait = R"(,"wait_ms":60000)";
+  const std::string lines[2][2] = {{acquire(b, wait), release(a)}, {acquire(a, wait), release(b)}};
+  // a holds; b waits, a releases and b has it; a waits, b releases and a has it again.
+  auto hand_overs = [&](int count) {
+    bool all = true;
+    for (int i = 0; i < count; ++i) {
+      served.send(lines[i % 2][0]);
+      served.send(lines[i % 2][1]);
+      // The release's reply, then the waiter's: the turn answers in that order.
+      all &= served.reply_says(R"("status":"released")");
+      all &= served.reply_says(R"("status":"acquired")");
+    }
+    return all;
+  };
+  REQUIRE(hand_overs(50));
+  std::uint64_t before = news.load();
+  constexpr int kHandOvers = 1000;
+  REQUIRE(hand_overs(kHandOvers));
+  std::uint64_t used = news.load() - before;
+  INFO(used << " operator new calls for " << kHandOvers << " hand-overs");
+  // Measured: 0.03 per hand-over; 2.03 when each waiter took a list node and each hand-over's
+  // second tenure record a vector.
+  CHECK(10 * used <= kHandOvers);
 }
 
 }  // namespace
