@@ -24,8 +24,9 @@ constexpr std::size_t kShrinkFactor = 8;
 constexpr std::size_t kShrinkAbove = 1024;  // slots; smaller tables are not worth it
 
 // Committed groups' vectors kept for the next groups, and their rows' buffers: as many as the
-// groups in flight under a pipelined load need; a recovery's big groups are not kept.
-constexpr std::size_t kSpareGroups = 16;
+// groups in flight under a load need (an open loop's lone requests are a group each, and dozens
+// wait for one sync); a recovery's big groups are not kept.
+constexpr std::size_t kSpareGroups = 64;
 constexpr std::size_t kSpareGroupCapacity = 256;
 constexpr std::size_t kSpareRows = 1024;
 constexpr std::size_t kRowCapacity = 128;  // a row with a lease and a long owner fits
@@ -218,8 +219,9 @@ void Shard::recycle(std::vector<Staged>& by, std::vector<storage::WriteOp>& writ
   }
   give_spare(spare_ops_, written);
   by.clear();
-  // The lists stay (as many as groups were ever in flight at once), their buffers only a few.
-  if (spare_by_.size() >= kSpareGroups || by.capacity() > kSpareGroupCapacity) by.shrink_to_fit();
+  // The lists stay (as many as groups were ever in flight at once), and so do their buffers,
+  // unless a big group grew them.
+  if (by.capacity() > kSpareGroupCapacity) by.shrink_to_fit();
   spare_by_.push_back(&by);
 }
 
