@@ -1,6 +1,7 @@
 #include "apps/tenure/session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "apps/tenure/failure.hpp"
@@ -16,6 +17,17 @@ constexpr Millis kWaitMargin = 5'000;
 bool is_conflict(std::string_view status) { return status == "held" || status == "not_holder"; }
 
 }  // namespace
+
+client::ClientOptions client_options(const Globals& globals) {
+  client::ClientOptions options{.timeout = std::chrono::milliseconds(globals.timeout)};
+  std::vector<SocketChoice> sockets = resolve_socket_paths(globals.socket);
+  if (sockets.size() == 1) {
+    options.socket = globals.socket;
+  } else {
+    for (const SocketChoice& socket : sockets) options.endpoints.push_back(socket.path);
+  }
+  return options;
+}
 
 Client connect(const Globals& globals, std::optional<Millis> wait) {
   Millis timeout = wait ? std::max(globals.timeout, *wait + kWaitMargin) : globals.timeout;

@@ -8,6 +8,7 @@
 
 #include "apps/tenure/client.hpp"
 #include "apps/tenure/message.hpp"
+#include "client/options.hpp"
 #include "core/clock.hpp"
 
 namespace tenure::cli {
@@ -17,6 +18,11 @@ struct Globals {
   bool json = false;
   Millis timeout = 30'000;
 };
+
+// The client library's options for the daemon the globals name: its socket (resolved by the
+// library, by the same rule), or a cluster's sockets as endpoints to fail over between. Every
+// call's timeout is the globals'.
+client::ClientOptions client_options(const Globals& globals);
 
 // Connects to the daemon the globals name. A blocking acquire is answered only when its wait
 // ends, so `wait` stretches the reply timeout to cover it.
