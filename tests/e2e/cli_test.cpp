@@ -756,3 +756,34 @@ TEST_CASE("tenure watch resumes on the next socket by revision, or says the ledg
     CHECK(printed[i]["key"] == "w/" + std::to_string(i + 1));
   }
 }
+
+TEST_CASE("tenure repeats a request a stalled node left unanswered on the next, when safe",
+          "[e2e][cli]") {
+  // Two single nodes stand for a cluster's; a is stopped: it accepts connections and requests,
+  // and answers nothing.
+  Daemon a;
+  Daemon b;
+  auto on_b = b.connect();
+  REQUIRE(on_b.call(acquire_req("re/k", "bob", "\"ttl_ms\":60000"))["status"] == "acquired");
+  auto tenure = [&](std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"--timeout", "1s", "--socket", a.socket_path() + "," + b.socket_path()});
+    return cli(a, args);
+  };
+  ::kill(a.pid(), SIGSTOP);
+  // A read, and an acquire (by the same owner, a repeat gets the same tenure: §3).
+  ProcessResult get = tenure({"get", "re/k"});
+  ProcessResult acquire = tenure({"acquire", "re/mine", "--owner", "alice", "--ttl", "30s"});
+  // A revoke is not repeated: had a ended the tenure, it would end the next one.
+  ProcessResult revoke = tenure({"revoke", "re/k"});
+  ::kill(a.pid(), SIGCONT);
+  INFO(get.describe() << acquire.describe() << revoke.describe());
+  CHECK(get.exit_code == 0);
+  CHECK(get.out.find("bob") != std::string::npos);
+  CHECK(acquire.exit_code == 0);
+  CHECK(live_lease(on_b, "re/mine")["owner"] == "alice");
+  CHECK(revoke.exit_code == 1);
+  CHECK(revoke.err.find("no reply from tenured at " + a.socket_path()) != std::string::npos);
+  CHECK(revoke.err.find("not repeated on another node") != std::string::npos);
+  CHECK(live_lease(on_b, "re/k")["owner"] == "bob");
+}
