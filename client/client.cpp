@@ -193,7 +193,7 @@ Result<Watch> Client::watch(const WatchOptions& options) {
   auto watching =
       on_io<protocol::Watching>(*core_, [&state](auto done) { state->start(std::move(done)); });
   if (!watching) return watching.error();
-  return Watch(core_, std::move(state));
+  return Watch(core_, std::move(state), std::move(*watching));
 }
 
 // -- Lease ------------------------------------------------------------------------------------
@@ -247,8 +247,9 @@ Result<protocol::Released> Lease::release() {
 
 // -- Watch ------------------------------------------------------------------------------------
 
-Watch::Watch(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::WatchState> state)
-    : core_(std::move(core)), state_(std::move(state)) {}
+Watch::Watch(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::WatchState> state,
+             protocol::Watching watching)
+    : core_(std::move(core)), state_(std::move(state)), watching_(std::move(watching)) {}
 
 Watch::Watch(Watch&&) noexcept = default;
 
@@ -257,6 +258,7 @@ Watch& Watch::operator=(Watch&& other) noexcept {
     close();
     core_ = std::move(other.core_);
     state_ = std::move(other.state_);
+    watching_ = std::move(other.watching_);
   }
   return *this;
 }

@@ -66,6 +66,9 @@ struct WatchOptions {
   std::optional<std::string> prefix{};  // or key, not both; neither: every key
   std::optional<std::string> key{};
   std::optional<std::uint64_t> from_revision{};  // replay from here; empty: live events only
+  // How long resuming may go on failing (no endpoint answering) before the watch ends with the
+  // failure (`cannot_connect`, `disconnected`, …); empty: it never gives up.
+  std::optional<milliseconds> resume_for{};
 };
 
 struct LeaseOptions {

@@ -27,15 +27,19 @@ class Watch {
       std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
   // Where a resume would start: the revision after the last event received.
   std::uint64_t next_revision() const;
+  // The server's reply to the first subscription (resumes make others).
+  const protocol::Watching& watching() const { return watching_; }
   // Unwatch; next() then fails with `closed`.
   void close();
 
  private:
   friend class Client;
-  Watch(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::WatchState> state);
+  Watch(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::WatchState> state,
+        protocol::Watching watching);
 
   std::shared_ptr<detail::Core> core_;
   std::shared_ptr<detail::WatchState> state_;
+  protocol::Watching watching_;
 };
 
 }  // namespace tenure::client

@@ -202,10 +202,10 @@ Result<Done> read_pong(const Message& m) {
 }
 
 Result<Watching> read_watching(const Message& m) {
-  return expect<Watching>(m, "watching", [](Fields f) -> std::optional<Watching> {
+  return expect<Watching>(m, "watching", [&m](Fields f) -> std::optional<Watching> {
     auto id = uint_field(f, "watch_id");
     if (!id) return std::nullopt;
-    return Watching{*id, uint_field(f, "revision").value_or(0)};
+    return Watching{*id, uint_field(f, "revision").value_or(0), m.line()};
   });
 }
 
@@ -226,7 +226,8 @@ std::optional<Event> read_event(const Message& m) {
                time_field(f, "at"),
                time_field(f, "expires_at"),
                opt_str(f, "by"),
-               opt_str(f, "reason")};
+               opt_str(f, "reason"),
+               m.line()};
 }
 
 std::optional<Lost> read_lost(const Message& m) {

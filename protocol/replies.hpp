@@ -97,6 +97,7 @@ struct Stats {
 struct Watching {
   std::uint64_t watch_id = 0;
   std::uint64_t revision = 0;
+  std::string line;  // the reply as the server sent it
 };
 
 // A watch event: type is acquired, renewed, released, expired or revoked.
@@ -111,6 +112,7 @@ struct Event {
   std::optional<Millis> expires_at;
   std::optional<std::string> by;
   std::optional<std::string> reason;
+  std::string line;  // the event as the server sent it
 };
 
 // The `lost` notice sent to the connection that acquired a lease.

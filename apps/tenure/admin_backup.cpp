@@ -11,14 +11,16 @@ namespace {
 int backup_command(const Globals& g, const std::string& dir) {
   // The server resolves nothing: the path it gets is absolute.
   std::string absolute = std::filesystem::absolute(dir).lexically_normal().string();
-  Client client = connect(g);
-  Message reply = client.call([&](RequestId id) {
-    std::string line;
-    JsonWriter w(line);
-    w.begin_object().field("id", static_cast<std::uint64_t>(id)).field("op", "backup");
-    w.field("dir", absolute).end_object();
-    return line;
-  });
+  // Not repeated on another node: a backup is of one node's ledger (refused in cluster mode).
+  Message reply = Session(g).call(
+      [&](RequestId id) {
+        std::string line;
+        JsonWriter w(line);
+        w.begin_object().field("id", static_cast<std::uint64_t>(id)).field("op", "backup");
+        w.field("dir", absolute).end_object();
+        return line;
+      },
+      Resend::never);
   return report(g, reply, "ok", [&](Fields reply) {
     std::uint64_t revision = 0;
     std::string upto = reply["revision"].get(revision) == simdjson::SUCCESS

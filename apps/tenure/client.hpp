@@ -23,7 +23,8 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Sends the request line build(id) for a fresh id and returns that id, without waiting.
+  // Sends the request line build(id) for a fresh id and returns that id, without waiting. Throws
+  // ConnectionClosed when it could not be written: the server never got it.
   template <typename Build>
   RequestId send(Build&& build) {
     RequestId id = ++last_id_;
@@ -31,19 +32,9 @@ class Client {
     return id;
   }
 
-  // Sends a request and returns its reply. When the server closed the connection before the
-  // request could be written, returns what it said first (e.g. too_many_requests), if anything.
-  template <typename Build>
-  Message call(Build&& build) {
-    RequestId id = 0;
-    try {
-      id = send(build);
-    } catch (const ConnectionClosed&) {
-      if (auto farewell = last_words()) return std::move(*farewell);
-      throw;
-    }
-    return await_reply(id);
-  }
+  // An error reply the server sent before closing the connection (e.g. too_many_requests), if it
+  // is still to be read.
+  std::optional<Message> last_words();
 
   // Waits for the reply to request `id`, skipping other lines (events, replies to other
   // requests). Throws CliError when none comes within `timeout` (default: the reply timeout).
@@ -59,8 +50,6 @@ class Client {
 
  private:
   void write_line(std::string line);
-  // An error reply the server sent before closing the connection, if it is still to be read.
-  std::optional<Message> last_words();
   std::optional<std::string> take_line();
 
   std::string path_;

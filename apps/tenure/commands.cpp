@@ -1,5 +1,6 @@
 #include "apps/tenure/commands.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -13,6 +14,7 @@
 namespace tenure::cli {
 namespace {
 
+using Steady = std::chrono::steady_clock;
 using PageRequest =
     std::function<std::string(RequestId id, const std::optional<std::string>& cursor)>;
 using Table = std::string (*)(const std::vector<Fields>&);
@@ -28,11 +30,11 @@ std::optional<std::string> next_cursor(const Message& page) {
 // one table (with --json: each page's reply line as it comes).
 int paged_read(const Globals& g, bool all_pages, std::string_view items, const PageRequest& build,
                Table table) {
-  Client client = connect(g);
+  Session session(g);
   std::vector<Message> pages;
   std::optional<std::string> cursor;
   do {
-    Message page = client.call([&](RequestId id) { return build(id, cursor); });
+    Message page = session.call([&](RequestId id) { return build(id, cursor); }, Resend::safe);
     // Not "ok", so report() only explains the failure and needs no describer.
     if (page.status() != "ok") return report(g, page, "ok", nullptr);
     if (g.json) std::cout << page.line() << '\n';
@@ -53,6 +55,12 @@ int paged_read(const Globals& g, bool all_pages, std::string_view items, const P
   return kExitOk;
 }
 
+// Milliseconds left until `deadline`, at least 0.
+Millis left_until(Steady::time_point deadline) {
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Steady::now()).count();
+  return std::max<Millis>(left, 0);
+}
+
 std::optional<Millis> granted_ttl(const Message& reply) {
   auto ttl = uint_field(reply.fields(), "ttl_ms");
   return ttl ? std::optional<Millis>(static_cast<Millis>(*ttl)) : std::nullopt;
@@ -62,8 +70,17 @@ std::optional<Millis> granted_ttl(const Message& reply) {
 
 int acquire_command(const Globals& g, const OptionalText& owner, AcquireParams params) {
   params.owner = owner_or_fresh(owner);
-  Client client = connect(g, params.wait);
-  Message reply = client.call([&](RequestId id) { return acquire_request(id, params); });
+  Session session(g, params.wait);
+  // Repeated on another node (by the same owner, it gets the same tenure: §3), with what is left
+  // of the wait.
+  std::optional<Steady::time_point> wait_until;
+  if (params.wait) wait_until = Steady::now() + std::chrono::milliseconds(*params.wait);
+  Message reply = session.call(
+      [&](RequestId id) {
+        if (wait_until) params.wait = left_until(*wait_until);
+        return acquire_request(id, params);
+      },
+      Resend::safe);
   warn_if_clamped(granted_ttl(reply), params.ttl, "--ttl");
   return report(g, reply, "acquired", describe_acquired);
 }
@@ -71,9 +88,8 @@ int acquire_command(const Globals& g, const OptionalText& owner, AcquireParams p
 int renew_command(const Globals& g, const std::string& key, const OptionalText& owner,
                   std::optional<Millis> ttl, std::optional<Token> token) {
   std::string who = required_owner(owner, "renew");
-  Client client = connect(g);
-  Message reply =
-      client.call([&](RequestId id) { return renew_request(id, key, who, ttl, token); });
+  Message reply = Session(g).call(
+      [&](RequestId id) { return renew_request(id, key, who, ttl, token); }, Resend::safe);
   warn_if_clamped(granted_ttl(reply), ttl, "--ttl");
   return report(g, reply, "renewed", describe_renewed);
 }
@@ -81,28 +97,27 @@ int renew_command(const Globals& g, const std::string& key, const OptionalText& 
 int release_command(const Globals& g, const std::string& key, const OptionalText& owner,
                     std::optional<Token> token) {
   std::string who = required_owner(owner, "release");
-  Client client = connect(g);
-  Message reply = client.call([&](RequestId id) { return release_request(id, key, who, token); });
+  Message reply = Session(g).call(
+      [&](RequestId id) { return release_request(id, key, who, token); }, Resend::safe);
   return report(g, reply, "released", describe_released);
 }
 
 int keepalive_command(const Globals& g, const OptionalText& owner, std::optional<Millis> ttl) {
   std::string who = required_owner(owner, "keepalive");
-  Client client = connect(g);
-  Message reply = client.call([&](RequestId id) { return keepalive_request(id, who, ttl); });
+  Message reply =
+      Session(g).call([&](RequestId id) { return keepalive_request(id, who, ttl); }, Resend::safe);
   return report(g, reply, "renewed", describe_keepalive);
 }
 
 int check_command(const Globals& g, const std::string& key, Token token,
                   const OptionalText& owner) {
-  Client client = connect(g);
-  Message reply = client.call([&](RequestId id) { return check_request(id, key, token, owner); });
+  Message reply = Session(g).call(
+      [&](RequestId id) { return check_request(id, key, token, owner); }, Resend::safe);
   return report(g, reply, "valid", [&](Fields f) { return describe_valid(f, key, token); });
 }
 
 int get_command(const Globals& g, const std::string& key) {
-  Client client = connect(g);
-  Message reply = client.call([&](RequestId id) { return get_request(id, key); });
+  Message reply = Session(g).call([&](RequestId id) { return get_request(id, key); }, Resend::safe);
   return report(g, reply, "ok", describe_get);
 }
 
@@ -121,21 +136,22 @@ int history_command(const Globals& g, const std::string& key, std::optional<std:
 }
 
 int revoke_command(const Globals& g, const std::string& key, const OptionalText& reason) {
-  Client client = connect(g);
-  Message reply = client.call([&](RequestId id) { return revoke_request(id, key, reason); });
+  // Not repeated: had the first ended the tenure, a repeat would end the next one.
+  Message reply =
+      Session(g).call([&](RequestId id) { return revoke_request(id, key, reason); }, Resend::never);
   return report(g, reply, "revoked", describe_revoked);
 }
 
 int stats_command(const Globals& g) {
-  Client client = connect(g);
-  Message reply = client.call([](RequestId id) { return bare_request(id, "stats"); });
+  Message reply =
+      Session(g).call([](RequestId id) { return bare_request(id, "stats"); }, Resend::safe);
   return report(g, reply, "ok", describe_stats);
 }
 
 int ping_command(const Globals& g) {
-  Client client = connect(g);
+  Session session(g);
   auto start = std::chrono::steady_clock::now();
-  Message reply = client.call([](RequestId id) { return bare_request(id, "ping"); });
+  Message reply = session.call([](RequestId id) { return bare_request(id, "ping"); }, Resend::safe);
   std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
   return report(g, reply, "pong", [&](Fields) {
     char line[48];

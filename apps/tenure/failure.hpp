@@ -16,8 +16,7 @@ class CliError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The connection to tenured ended. `run` treats this as losing its lease: the lease was taken
-// with release_on_disconnect, so the daemon ends it when the connection goes.
+// The connection to tenured ended.
 class ConnectionClosed : public CliError {
  public:
   using CliError::CliError;

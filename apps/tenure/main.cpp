@@ -114,8 +114,9 @@ int main(int argc, char** argv) {
                  "tenured's socket (default: $TENURE_SOCKET, else the per-user "
                  "$XDG_STATE_HOME/tenure/tenured.sock or ~/.local/state/tenure/tenured.sock if it "
                  "exists, else /run/tenure/tenured.sock if it exists); or the sockets of a "
-                 "cluster's nodes, comma-separated: the first that accepts is used, and run and "
-                 "hold move to the next when their node is lost")
+                 "cluster's nodes, comma-separated, tried in order: when a node is lost, run "
+                 "and hold renew and watch resumes through the next, and the other commands "
+                 "repeat their request there when that is safe (not revoke)")
       ->type_name("PATH[,PATH...]");
   app.add_flag("--json", g.json,
                "print the server's reply line verbatim instead of a readable summary");

@@ -16,7 +16,6 @@
 #include "apps/tenure/lease_keeper.hpp"
 #include "apps/tenure/owner.hpp"
 #include "apps/tenure/signals.hpp"
-#include "apps/tenure/socket_path.hpp"
 #include "core/duration.hpp"
 
 namespace tenure::cli {
@@ -79,17 +78,13 @@ struct Taken {
 };
 
 Taken take(const Globals& g, const HoldArgs& args) {
-  std::vector<SocketChoice> sockets = resolve_socket_paths(g.socket);
-  bool failover = sockets.size() > 1;
+  client::ClientOptions options = client_options(g);
+  bool failover = !options.endpoints.empty();
   std::optional<Millis> ttl = args.ttl;
-  client::ClientOptions options{.timeout = std::chrono::milliseconds(g.timeout)};
   if (failover) {
-    for (const SocketChoice& socket : sockets) options.endpoints.push_back(socket.path);
     if (!ttl) ttl = kFailoverTtl;
     // A node that stalls is left for the next one before a renewal's time is up.
     options.timeout = std::chrono::milliseconds(std::min(g.timeout, std::max<Millis>(*ttl / 3, 1)));
-  } else {
-    options.socket = g.socket;  // resolved again by the library, by the same rule
   }
   Taken taken;
   {

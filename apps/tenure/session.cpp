@@ -1,6 +1,7 @@
 #include "apps/tenure/session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "apps/tenure/failure.hpp"
@@ -17,22 +18,49 @@ bool is_conflict(std::string_view status) { return status == "held" || status ==
 
 }  // namespace
 
-Client connect(const Globals& globals, std::optional<Millis> wait) {
-  Millis timeout = wait ? std::max(globals.timeout, *wait + kWaitMargin) : globals.timeout;
-  auto sockets = resolve_socket_paths(globals.socket);
+client::ClientOptions client_options(const Globals& globals) {
+  client::ClientOptions options{.timeout = std::chrono::milliseconds(globals.timeout)};
+  std::vector<SocketChoice> sockets = resolve_socket_paths(globals.socket);
+  if (sockets.size() == 1) {
+    options.socket = globals.socket;
+  } else {
+    for (const SocketChoice& socket : sockets) options.endpoints.push_back(socket.path);
+  }
+  return options;
+}
+
+Session::Session(const Globals& globals, std::optional<Millis> wait)
+    : sockets_(resolve_socket_paths(globals.socket)),
+      timeout_(wait ? std::max(globals.timeout, *wait + kWaitMargin) : globals.timeout) {}
+
+Message Session::call(const std::function<std::string(RequestId)>& build, Resend resend) {
   std::string problems;
-  for (std::size_t i = 0; i + 1 < sockets.size(); ++i) {
+  for (std::size_t tried = 0; tried < sockets_.size(); ++tried) {
+    bool sent = false;
     try {
-      return Client(sockets[i], timeout);
+      if (!client_) client_.emplace(sockets_[current_], timeout_);
+      RequestId id = 0;
+      try {
+        id = client_->send(build);
+      } catch (const ConnectionClosed&) {
+        if (auto farewell = client_->last_words()) return std::move(*farewell);
+        throw;
+      }
+      sent = true;
+      return client_->await_reply(id);
     } catch (const CliError& e) {
-      problems += std::string(e.what()) + "; ";
+      if (sockets_.size() == 1) throw;
+      problems += (problems.empty() ? "" : "; ") + std::string(e.what());
+      client_.reset();
+      current_ = (current_ + 1) % sockets_.size();
+      if (sent && resend == Resend::never) {
+        throw CliError(problems +
+                       "; the request may have been done there, so it is not repeated on another "
+                       "node");
+      }
     }
   }
-  try {
-    return Client(sockets.back(), timeout);
-  } catch (const CliError& e) {
-    throw CliError(problems + e.what());
-  }
+  throw CliError(problems);
 }
 
 int exit_code(const Message& reply, std::string_view success) {

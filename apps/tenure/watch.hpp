@@ -8,8 +8,9 @@
 
 namespace tenure::cli {
 
-// Prints one line per event until interrupted. Returns only on failure: an error reply, the
-// connection closing, or the server cancelling the watch (lagged, compacted).
+// Prints one line per event until interrupted, resuming by revision when the connection is lost
+// (on the next socket, with several). Returns only on failure: the watch refused, no socket
+// answering within the timeout, or a resume from a revision the ledger no longer keeps.
 int watch_command(const Globals& g, const std::optional<std::string>& prefix,
                   const std::optional<std::string>& key, std::optional<std::uint64_t> from);
 

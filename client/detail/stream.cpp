@@ -15,7 +15,6 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <cerrno>
-#include <cstring>
 
 namespace tenure::client::detail {
 
@@ -34,6 +33,20 @@ std::string connect_problem(const std::error_code& ec) {
 
 namespace {
 
+// Opens `socket` CLOEXEC from the start, which Asio's own open() does not do (and the io thread
+// may connect while another thread forks): a program the caller starts must not keep the
+// connection, and a lease bound to it, alive.
+template <typename Socket, typename Protocol>
+void open_cloexec(Socket& socket, const Protocol& protocol, boost::system::error_code& ec) {
+  int fd = ::socket(protocol.family(), protocol.type() | SOCK_CLOEXEC, protocol.protocol());
+  if (fd < 0) {
+    ec.assign(errno, boost::system::system_category());
+    return;
+  }
+  socket.assign(protocol, fd, ec);
+  if (ec) ::close(fd);
+}
+
 class UnixStream final : public Stream, public std::enable_shared_from_this<UnixStream> {
  public:
   UnixStream(asio::io_context& io, SocketChoice choice)
@@ -42,13 +55,8 @@ class UnixStream final : public Stream, public std::enable_shared_from_this<Unix
   }
 
   std::optional<std::string> connect() override {
-    // CLOEXEC from the start (the io thread may reconnect while another thread forks): a
-    // program the caller starts must not keep the connection, and a lease bound to it, alive.
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return "cannot create a socket: " + std::string(std::strerror(errno));
     boost::system::error_code ec;
-    socket_.assign(asio::local::stream_protocol(), fd, ec);
-    if (ec) ::close(fd);
+    open_cloexec(socket_, asio::local::stream_protocol(), ec);
     if (!ec) socket_.connect(asio::local::stream_protocol::endpoint(path_), ec);
     if (!ec) return std::nullopt;
     boost::system::error_code ignored;
@@ -108,7 +116,9 @@ class WebSocketStream final : public Stream, public std::enable_shared_from_this
     boost::system::error_code ec;
     asio::ip::tcp::resolver resolver(io_);
     auto endpoints = resolver.resolve(bare_host, port, ec);
-    if (!ec) beast::get_lowest_layer(ws_).socket().connect(*endpoints.begin(), ec);
+    auto& socket = beast::get_lowest_layer(ws_).socket();
+    if (!ec) open_cloexec(socket, endpoints.begin()->endpoint().protocol(), ec);
+    if (!ec) socket.connect(*endpoints.begin(), ec);
     if (ec) return "cannot connect to " + url_ + ": " + connect_problem(ec);
     ws_.set_option(websocket::stream_base::decorator([token = token_](websocket::request_type& r) {
       if (token) r.set(beast::http::field::authorization, "Bearer " + *token);

@@ -30,6 +30,7 @@ void WatchState::subscribe(std::function<void(Result<protocol::Watching>)> done)
       self->core_.add_watch(watching->watch_id, self->weak_from_this());
       self->watch_id_ = watching->watch_id;
       self->backoff_ = milliseconds(50);
+      self->resuming_since_.reset();
       std::lock_guard lock(self->mutex_);
       if (!self->next_revision_) self->next_revision_ = watching->revision + 1;
     }
@@ -39,13 +40,18 @@ void WatchState::subscribe(std::function<void(Result<protocol::Watching>)> done)
 
 void WatchState::resume() {
   if (closed_) return;
+  if (!resuming_since_) resuming_since_ = std::chrono::steady_clock::now();
   subscribe([self = shared_from_this()](Result<protocol::Watching> r) {
     if (r || self->closed_) return;
     const auto& e = r.error();
     bool transient = e.is(client_errc::cannot_connect) || e.is(client_errc::disconnected) ||
                      e.is(client_errc::timeout) || e.is(client_errc::unavailable) ||
                      e.is(client_errc::too_many_requests);
-    if (!transient) return self->push(e);  // e.g. the server refused the watch: say so
+    auto& limit = self->options_.resume_for;
+    bool given_up = limit && self->resuming_since_ &&
+                    std::chrono::steady_clock::now() - *self->resuming_since_ >= *limit;
+    // e.g. the server refused the watch, or nothing answered in time: say so.
+    if (!transient || given_up) return self->push(e);
     self->retry_.expires_after(self->backoff_);
     self->backoff_ = std::min(self->backoff_ * 2, milliseconds(2000));
     self->retry_.async_wait([self](boost::system::error_code ec) {

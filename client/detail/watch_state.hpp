@@ -36,6 +36,8 @@ class WatchState final : public Listener, public std::enable_shared_from_this<Wa
   std::uint64_t watch_id_ = 0;
   asio::steady_timer retry_;
   milliseconds backoff_{50};
+  // Since when resuming has been needed (set while the watch is not subscribed).
+  std::optional<std::chrono::steady_clock::time_point> resuming_since_;
   bool closed_ = false;
 
   mutable std::mutex mutex_;

@@ -1,5 +1,9 @@
 // tenure::Client: every op as a typed call against a real tenured; errors as values.
+#include <fcntl.h>
+
 #include <atomic>
+#include <filesystem>
+#include <map>
 #include <vector>
 
 #include "tests/client/client_common.hpp"
@@ -146,4 +150,38 @@ TEST_CASE("a client over WebSocket with and without the bearer token", "[client]
   REQUIRE_FALSE(nobody);
   CHECK(nobody.error().message.find("connection refused; is tenured running?") !=
         std::string::npos);
+}
+
+// The descriptors open now, each with whether it is close-on-exec.
+std::map<int, bool> open_descriptors() {
+  std::map<int, bool> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    int fd = std::stoi(entry.path().filename().string());
+    int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) out[fd] = (flags & FD_CLOEXEC) != 0;
+  }
+  return out;
+}
+
+TEST_CASE("a program the caller starts inherits no connection, socket or WebSocket", "[client]") {
+  e2e::Daemon d(e2e::web_args());
+  std::string url = "ws://127.0.0.1:" + std::to_string(d.web_port()) + "/v1/ws";
+  for (const auto& options : {tenure::client::ClientOptions{.socket = d.socket_path()},
+                              tenure::client::ClientOptions{.url = url}}) {
+    auto before = open_descriptors();
+    auto c = tenure::Client::connect(options);
+    REQUIRE(c);
+    REQUIRE(c->ping());
+    int opened = 0;
+    for (auto [fd, cloexec] : open_descriptors()) {
+      if (before.contains(fd)) continue;
+      ++opened;
+      std::error_code ec;  // the listing's own descriptor is gone already
+      INFO(
+          c->address() << ": descriptor " << fd << " -> "
+                       << std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec));
+      CHECK(cloexec);
+    }
+    CHECK(opened > 0);
+  }
 }

@@ -86,3 +86,17 @@ TEST_CASE("a watch resuming from a compacted revision ends with compacted", "[cl
   REQUIRE_FALSE(again);
   CHECK(again.error().is(client_errc::compacted));  // it stays ended
 }
+
+TEST_CASE("a watch gives up resuming after resume_for without an endpoint", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  auto w = c.watch({.prefix = "pr/", .resume_for = 300ms});
+  REQUIRE(w);
+  REQUIRE(c.acquire("pr/1", {.ttl = 30s}));
+  REQUIRE(w->next(10s));
+  REQUIRE(d.terminate().exited);
+  auto e = w->next(10s);
+  REQUIRE_FALSE(e);
+  CHECK(e.error().is(client_errc::cannot_connect));
+  CHECK(w->next_revision() == 2);
+}

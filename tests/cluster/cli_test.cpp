@@ -1,8 +1,11 @@
-// `tenure run` and `tenure hold` with a cluster's sockets (docs/cli.md): when the node they are
-// connected to dies, they renew through another node and keep their tenure (§10: a lease granted
-// through a lost node stays held; its holder's next renew through another node succeeds).
+// `tenure run`, `hold` and `watch` with a cluster's sockets (docs/cli.md): when the node they are
+// connected to dies, run and hold renew through another node and keep their tenure (§10: a lease
+// granted through a lost node stays held; its holder's next renew through another node
+// succeeds), and watch resumes on another node by revision, without gap or repeat.
 #include <catch2/catch.hpp>
 #include <future>
+#include <set>
+#include <sstream>
 
 #include "tests/cluster/checks.hpp"
 #include "tests/e2e/e2e.hpp"
@@ -41,8 +44,7 @@ Json lease_of(Cluster& cluster, const std::string& key) {
   return lease;
 }
 
-TEST_CASE("tenure run and hold keep their lease through the death of their node",
-          CLUSTER_TAG "[cli]") {
+TEST_CASE("tenure run, hold and watch go on through the death of their node", CLUSTER_TAG "[cli]") {
   Cluster cluster;
   // The writer: the keys' slots move to another node with the connections.
   const int victim = *cluster.owner_of("cli/");
@@ -58,12 +60,27 @@ TEST_CASE("tenure run and hold keep their lease through the death of their node"
                     "/held & p=$!; " + until_stop + "; kill $p; wait $p");
   auto run = shell(tenure + "run " + run_key + " --ttl 9s -- sh -c 'echo $TENURE_TOKEN > " +
                    t.path() + "/token; " + until_stop + "'");
+  // Every event of the cluster, from the revision after its `watching` reply.
+  const std::string watched = t.path() + "/watched";
+  const std::string stop_watch = t.path() + "/stop-watch";
+  auto watch = shell(tenure + "--json watch > " + watched + " & p=$!; until [ -e " + stop_watch +
+                     " ]; do sleep 0.1; done; kill $p; wait $p");
+  auto watched_lines = [&] {
+    std::vector<Json> out;
+    std::istringstream lines(e2e::read_file(watched));
+    for (std::string line; std::getline(lines, line);) {
+      auto j = Json::parse(line);
+      if (j) out.push_back(*j);
+    }
+    return out;
+  };
   Json held = lease_of(cluster, hold_key);
   Json ran = lease_of(cluster, run_key);
   REQUIRE(!held.is_null());
   REQUIRE(!ran.is_null());
   REQUIRE(e2e::wait_until(
       [&] { return e2e::read_file(t.path() + "/token") == ran["token"].dump() + "\n"; }, 10000ms));
+  REQUIRE(e2e::wait_until([&] { return !watched_lines().empty(); }, 10000ms));
 
   cluster.kill9(victim);
   // Past the deadlines the leases had when their node died: only renewals through another node
@@ -89,6 +106,29 @@ TEST_CASE("tenure run and hold keep their lease through the death of their node"
     CHECK(r.exited);
     CHECK(r.exit_code == 0);
     CHECK(r.err.find("lost") == std::string::npos);
+  }
+  // Both releases came after the kill, through another node; the watch there sees them.
+  auto released = [&] {
+    std::set<std::string> keys;
+    for (const Json& line : watched_lines()) {
+      if (line["event"] == "released") keys.insert(line["key"].str());
+    }
+    return keys;
+  };
+  CHECK(e2e::wait_until(
+      [&] {
+        return released() == std::set<std::string>{hold_key, run_key};
+      },
+      10000ms));
+  e2e::run_process({"/usr/bin/touch", stop_watch});
+  e2e::ProcessResult watched_run = watch.get();
+  INFO(watched_run.describe() << e2e::read_file(watched));
+  std::vector<Json> lines = watched_lines();
+  REQUIRE(!lines.empty());
+  REQUIRE(lines[0]["status"] == "watching");
+  // The revision is +1 per event cluster-wide: each event once, none missing.
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    CHECK(lines[i]["revision"].i64() == lines[0]["revision"].i64() + static_cast<std::int64_t>(i));
   }
   CHECK(e2e::read_file(t.path() + "/held")
             .rfind("holding " + hold_key + ", token " + held["token"].dump(), 0) == 0);

@@ -693,3 +693,97 @@ TEST_CASE("tenure revoke --reason: history and watch show who revoked and why", 
   INFO(r.describe());
   CHECK(r.out.find("revoked rr/k by alice, token 1" + note) != std::string::npos);
 }
+
+TEST_CASE("tenure watch resumes on the next socket by revision, or says the ledger moved on",
+          "[e2e][cli]") {
+  // Single nodes with the same first events stand for a cluster's, where a watch resumes by
+  // revision on any node (§10); b saw more than a. c keeps almost no events.
+  Daemon a;
+  Daemon b;
+  Daemon c({"--events-keep", "1", "--sync", "none"});
+  auto on_a = a.connect();
+  auto on_b = b.connect();
+  auto acquire = [](LineClient& node, const std::string& key) {
+    REQUIRE(node.call(acquire_req(key, "alice", "\"ttl_ms\":60000"))["status"] == "acquired");
+  };
+  for (const char* key : {"w/1", "w/2", "w/3"}) {
+    acquire(on_a, key);
+    acquire(on_b, key);
+  }
+  acquire(on_b, "w/4");
+  acquire(on_b, "w/5");
+  auto on_c = c.connect();
+  for (int i = 0; i < 2100; ++i) {  // past one trimming step (4096 events)
+    acquire(on_c, "c/k");
+    REQUIRE(on_c.call(release_req("c/k", "alice"))["status"] == "released");
+  }
+
+  TempDir t;
+  const std::string out = t.path() + "/events";
+  auto watch = std::async(std::launch::async, [&] {
+    return run_process({"/bin/sh", "-c",
+                        tenure_cli_path() + " --json --timeout 2s --socket " + a.socket_path() +
+                            "," + b.socket_path() + "," + c.socket_path() + " watch --from 1 > " +
+                            out});
+  });
+  auto events = [&] {
+    std::vector<Json> found;
+    std::istringstream lines(read_file(out));
+    for (std::string line; std::getline(lines, line);) {
+      auto j = Json::parse(line);
+      if (j && j->has("event")) found.push_back(*j);
+    }
+    return found;
+  };
+  REQUIRE(wait_until([&] { return events().size() == 3; }, 10000ms));
+  // a dies: the watch goes on on b from revision 4, replayed, then live.
+  a.kill9();
+  REQUIRE(wait_until([&] { return events().size() == 5; }, 10000ms));
+  acquire(on_b, "w/6");
+  REQUIRE(wait_until([&] { return events().size() == 6; }, 10000ms));
+  // b stalls: quiet past --timeout, the watch pings, gets no answer and moves on to c, which no
+  // longer keeps revision 7.
+  ::kill(b.pid(), SIGSTOP);
+  ProcessResult r = watch.get();
+  ::kill(b.pid(), SIGCONT);
+  INFO(r.describe() << read_file(out));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cannot resume the watch from revision 7") != std::string::npos);
+  auto printed = events();
+  REQUIRE(printed.size() == 6);
+  for (std::size_t i = 0; i < printed.size(); ++i) {
+    CHECK(printed[i]["revision"] == static_cast<std::int64_t>(i + 1));
+    CHECK(printed[i]["key"] == "w/" + std::to_string(i + 1));
+  }
+}
+
+TEST_CASE("tenure repeats a request a stalled node left unanswered on the next, when safe",
+          "[e2e][cli]") {
+  // Two single nodes stand for a cluster's; a is stopped: it accepts connections and requests,
+  // and answers nothing.
+  Daemon a;
+  Daemon b;
+  auto on_b = b.connect();
+  REQUIRE(on_b.call(acquire_req("re/k", "bob", "\"ttl_ms\":60000"))["status"] == "acquired");
+  auto tenure = [&](std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"--timeout", "1s", "--socket", a.socket_path() + "," + b.socket_path()});
+    return cli(a, args);
+  };
+  ::kill(a.pid(), SIGSTOP);
+  // A read, and an acquire (by the same owner, a repeat gets the same tenure: §3).
+  ProcessResult get = tenure({"get", "re/k"});
+  ProcessResult acquire = tenure({"acquire", "re/mine", "--owner", "alice", "--ttl", "30s"});
+  // A revoke is not repeated: had a ended the tenure, it would end the next one.
+  ProcessResult revoke = tenure({"revoke", "re/k"});
+  ::kill(a.pid(), SIGCONT);
+  INFO(get.describe() << acquire.describe() << revoke.describe());
+  CHECK(get.exit_code == 0);
+  CHECK(get.out.find("bob") != std::string::npos);
+  CHECK(acquire.exit_code == 0);
+  CHECK(live_lease(on_b, "re/mine")["owner"] == "alice");
+  CHECK(revoke.exit_code == 1);
+  CHECK(revoke.err.find("no reply from tenured at " + a.socket_path()) != std::string::npos);
+  CHECK(revoke.err.find("not repeated on another node") != std::string::npos);
+  CHECK(live_lease(on_b, "re/k")["owner"] == "bob");
+}
