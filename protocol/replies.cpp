@@ -48,11 +48,13 @@ std::optional<Failure> reply_failure(const Message& m) {
   if (status == "error") {
     std::string code = str(f, "error");
     Failure failure(from_server_code(code), code + ": " + str(f, "message"));
+    failure.line = m.line();
     return failure;
   }
   if (status != "held" && status != "not_holder") return std::nullopt;
   std::string key = str(f, "key");
   Failure failure(status == "held" ? client_errc::held : client_errc::not_holder, "");
+  failure.line = m.line();
   failure.reason = str(f, "reason");
   failure.holder = opt_str(f, "holder");
   failure.token = uint_field(f, "token");

@@ -49,6 +49,8 @@ struct Failure {
   std::optional<std::uint64_t> token;
   std::optional<std::int64_t> retry_after_ms;
   std::optional<std::int64_t> expires_at_ms;  // held: when the holder's lease ends (Unix ms)
+  // The server's reply or event as it sent it, when the failure is one (`--json` prints it).
+  std::string line;
 
   Failure() = default;
   Failure(client_errc e, std::string text) : code(make_error_code(e)), message(std::move(text)) {}

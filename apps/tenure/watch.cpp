@@ -18,7 +18,11 @@ int watch_command(const Globals& g, const std::optional<std::string>& prefix,
   // is printed twice and nothing is missed.
   auto watch =
       client->watch({.prefix = prefix, .key = key, .from_revision = from, .resume_for = timeout});
-  if (!watch) throw CliError(watch.error().message);
+  if (!watch) {
+    // The server's refusal, verbatim (§9), as for any other command.
+    if (g.json && !watch.error().line.empty()) std::cout << watch.error().line << std::endl;
+    throw CliError(watch.error().message);
+  }
   if (g.json) {
     std::cout << watch->watching().line << std::endl;
   } else {
@@ -43,6 +47,7 @@ int watch_command(const Globals& g, const std::optional<std::string>& prefix,
       (void)client->ping();
       continue;
     }
+    if (g.json && !event.error().line.empty()) std::cout << event.error().line << std::endl;
     std::cerr << "tenure: " << event.error().message;
     if (!event.error().is(protocol::client_errc::compacted)) {
       std::cerr << "; resume with --from " << watch->next_revision();

@@ -73,9 +73,11 @@ void WatchState::on_message(const Message& message) {
   }
   if (message.event() == "compacted") {
     auto oldest = protocol::uint_field(f, "oldest_revision").value_or(0);
-    return push(Failure(client_errc::compacted,
-                        "cannot resume the watch from revision " + std::to_string(next_revision()) +
-                            ": the ledger keeps events from revision " + std::to_string(oldest)));
+    Failure failure(client_errc::compacted,
+                    "cannot resume the watch from revision " + std::to_string(next_revision()) +
+                        ": the ledger keeps events from revision " + std::to_string(oldest));
+    failure.line = message.line();
+    return push(std::move(failure));
   }
   auto event = protocol::read_event(message);
   if (!event) return;

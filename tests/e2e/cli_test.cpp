@@ -750,8 +750,11 @@ TEST_CASE("tenure watch resumes on the next socket by revision, or says the ledg
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("cannot resume the watch from revision 7") != std::string::npos);
   auto printed = events();
-  REQUIRE(printed.size() == 6);
-  for (std::size_t i = 0; i < printed.size(); ++i) {
+  REQUIRE(printed.size() == 7);
+  // --json prints what the server sent verbatim (§9), its `compacted` too.
+  CHECK(printed[6]["event"] == "compacted");
+  CHECK(printed[6]["oldest_revision"].u64() > 7);
+  for (std::size_t i = 0; i < 6; ++i) {
     CHECK(printed[i]["revision"] == static_cast<std::int64_t>(i + 1));
     CHECK(printed[i]["key"] == "w/" + std::to_string(i + 1));
   }
