@@ -46,8 +46,10 @@ void intrusive_ptr_release(KeyActor* actor) {
 namespace {
 
 // Drained Busy parts kept per shard: a key's every write needs one for a moment, and reusing
-// them saves an allocation (and its list and vectors' ones) per operation.
-constexpr std::size_t kSpareBusy = 256;
+// them saves an allocation (and its list and vectors' ones) per operation. As many as the keys a
+// pipelined load keeps busy at once (50 connections × 16 in flight: ~400 per shard of two),
+// each a few hundred bytes.
+constexpr std::size_t kSpareBusy = 1024;
 // A queue that grew past this under a burst is not kept for reuse.
 constexpr std::size_t kSparePendingCapacity = 64;
 // Nor are more spare waiter nodes than this.

@@ -336,5 +336,40 @@ TEST_CASE("a hand-over to a waiter allocates almost nothing", "[transport]") {
   CHECK(10 * used <= kHandOvers);
 }
 
+// A pipelined burst keeps a hundred keys busy at once (their writes in one group): each key's
+// busy part (its pending replies, in-flight tenures, waiters), the group's lists and the
+// connection's request slots come from spares. (A connection keeps 128 request slots.)
+TEST_CASE("a burst over a hundred keys allocates almost nothing", "[transport]") {
+  Served served(1, 64);
+  constexpr int kKeys = 120;
+  std::string acquires, releases;
+  for (int k = 0; k < kKeys; ++k) {
+    std::string key = "alloc/b" + std::to_string(k);
+    acquires +=
+        R"({"id":1,"op":"acquire","key":")" + key + R"(","owner":"o","ttl_ms":60000})" + "\n";
+    releases += R"({"id":2,"op":"release","key":")" + key + R"(","owner":"o"})" + "\n";
+  }
+  auto bursts = [&](int count) {
+    bool all = true;
+    for (int i = 0; i < count; ++i) {
+      served.send(acquires);
+      for (int k = 0; k < kKeys; ++k) all &= served.reply_says(R"("status":"acquired")");
+      served.send(releases);
+      for (int k = 0; k < kKeys; ++k) all &= served.reply_says(R"("status":"released")");
+    }
+    return all;
+  };
+  REQUIRE(bursts(3));
+  std::uint64_t before = news.load();
+  constexpr int kBursts = 10;
+  REQUIRE(bursts(kBursts));
+  std::uint64_t used = news.load() - before;
+  const std::uint64_t ops = 2 * kBursts * kKeys;
+  INFO(used << " operator new calls for " << ops << " operations");
+  // Measured: 0.065 per operation (most of it the checkpoints'); a busy part allocated anew is
+  // three.
+  CHECK(5 * used <= ops);
+}
+
 }  // namespace
 }  // namespace tenure
