@@ -11,13 +11,18 @@ namespace tenure::cli {
 int watch_command(const Globals& g, const std::optional<std::string>& prefix,
                   const std::optional<std::string>& key, std::optional<std::uint64_t> from) {
   const std::chrono::milliseconds timeout(g.timeout);
-  auto client = client::Client::connect(client_options(g));
+  client::ClientOptions options = client_options(g);
+  auto client = client::Client::connect(options);
   if (!client) throw CliError(client.error().message);
   // The client library's watch resumes by itself (after the connection's loss, on the next
   // socket; after `lagged`) from the revision after the last event it gave, so nothing printed
-  // is printed twice and nothing is missed.
-  auto watch =
-      client->watch({.prefix = prefix, .key = key, .from_revision = from, .resume_for = timeout});
+  // is printed twice and nothing is missed. With one socket, a daemon that went away ends the
+  // watch at once (exit 1, as the server unreachable does), unless it answers again at once.
+  const bool several = options.endpoints.size() > 1;
+  auto watch = client->watch({.prefix = prefix,
+                              .key = key,
+                              .from_revision = from,
+                              .resume_for = several ? timeout : std::chrono::milliseconds(0)});
   if (!watch) {
     // The server's refusal, verbatim (§9), as for any other command.
     if (g.json && !watch.error().line.empty()) std::cout << watch.error().line << std::endl;
