@@ -694,6 +694,26 @@ TEST_CASE("tenure revoke --reason: history and watch show who revoked and why", 
   CHECK(r.out.find("revoked rr/k by alice, token 1" + note) != std::string::npos);
 }
 
+TEST_CASE("tenure watch on one socket ends when its daemon goes", "[e2e][cli]") {
+  Daemon d;
+  TempDir t;
+  const std::string out = t.path() + "/out";
+  // --timeout far above what the test waits: the watch must not wait for it to end.
+  auto watch = std::async(std::launch::async, [&] {
+    return run_process(
+        {"/bin/sh", "-c",
+         tenure_cli_path() + " --timeout 300s --socket " + d.socket_path() + " watch 2> " + out});
+  });
+  REQUIRE(
+      wait_until([&] { return read_file(out).find("watching") != std::string::npos; }, 10000ms));
+  d.kill9();
+  REQUIRE(watch.wait_for(60s) == std::future_status::ready);
+  ProcessResult r = watch.get();
+  INFO(r.describe() << read_file(out));
+  CHECK(r.exit_code == 1);
+  CHECK(read_file(out).find("resume with --from 1") != std::string::npos);
+}
+
 TEST_CASE("tenure watch resumes on the next socket by revision, or says the ledger moved on",
           "[e2e][cli]") {
   // Single nodes with the same first events stand for a cluster's, where a watch resumes by
