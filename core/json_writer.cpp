@@ -8,28 +8,28 @@ namespace tenure {
 
 namespace {
 
-void append_escaped(std::string& out, unsigned char c) {
+char* write_escaped(char* p, unsigned char c) {
   static constexpr char kHex[] = "0123456789abcdef";
+  *p++ = '\\';
   switch (c) {
     case '"':
-      out += "\\\"";
-      return;
     case '\\':
-      out += "\\\\";
-      return;
+      *p++ = static_cast<char>(c);
+      return p;
     case '\n':
-      out += "\\n";
-      return;
+      *p++ = 'n';
+      return p;
     case '\r':
-      out += "\\r";
-      return;
+      *p++ = 'r';
+      return p;
     case '\t':
-      out += "\\t";
-      return;
+      *p++ = 't';
+      return p;
     default:
-      out += "\\u00";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xF]);
+      std::memcpy(p, "u00", 3);
+      p[3] = kHex[c >> 4];
+      p[4] = kHex[c & 0xF];
+      return p + 5;
   }
 }
 
@@ -60,14 +60,30 @@ std::size_t first_to_escape(std::string_view s) {
 
 }  // namespace
 
+char* write_json_string(char* p, std::string_view s) {
+  std::size_t first = first_to_escape(s);
+  *p++ = '"';
+  std::memcpy(p, s.data(), first);
+  p += first;
+  for (std::size_t i = first; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (needs_escape(c)) {
+      p = write_escaped(p, c);
+    } else {
+      *p++ = static_cast<char>(c);
+    }
+  }
+  *p++ = '"';
+  return p;
+}
+
 // Replies and pushes are mostly names, keys, owners and times with nothing to escape: those are
 // found 8 bytes at a step and copied in one go, quotes included (a byte-at-a-time scan and a
-// call per quote were a fifth of the daemon's instructions in an expiry storm). Otherwise runs
-// of plain bytes are copied at once around each escape.
+// call per quote were a fifth of the daemon's instructions in an expiry storm). Otherwise the
+// string is written into room for the worst case, which is then cut to what it took.
 void append_json_string(std::string& out, std::string_view s) {
-  std::size_t first = first_to_escape(s);
   std::size_t at = out.size();
-  if (first == s.size()) {
+  if (first_to_escape(s) == s.size()) {
     out.resize(at + s.size() + 2);
     char* p = out.data() + at;
     p[0] = '"';
@@ -75,18 +91,8 @@ void append_json_string(std::string& out, std::string_view s) {
     p[s.size() + 1] = '"';
     return;
   }
-  out.push_back('"');
-  out.append(s.data(), first);
-  std::size_t plain_from = first;
-  for (std::size_t i = first; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (!needs_escape(c)) continue;
-    out.append(s.data() + plain_from, i - plain_from);
-    append_escaped(out, c);
-    plain_from = i + 1;
-  }
-  out.append(s.data() + plain_from, s.size() - plain_from);
-  out.push_back('"');
+  out.resize(at + json_string_bound(s.size()));
+  out.resize(static_cast<std::size_t>(write_json_string(out.data() + at, s) - out.data()));
 }
 
 void JsonWriter::separate() {

@@ -50,4 +50,12 @@ class JsonWriter {
 // Appends s to out as a quoted JSON string.
 void append_json_string(std::string& out, std::string_view s);
 
+// The most that write_json_string writes for a string of `size` bytes: each escaped as \u00XX,
+// and the quotes.
+constexpr std::size_t json_string_bound(std::size_t size) { return 6 * size + 2; }
+
+// Writes s as a quoted JSON string at p, which has room for json_string_bound(s.size()) bytes,
+// and returns the end of what it wrote.
+char* write_json_string(char* p, std::string_view s);
+
 }  // namespace tenure

@@ -193,6 +193,47 @@ TEST_CASE("lost events, pong and stats", "[transport]") {
   CHECK(out.find("cluster") == std::string::npos);  // a single node has none
 }
 
+TEST_CASE("a lost notice and a watch event escape their strings and follow what is there",
+          "[transport]") {
+  // Strings at their longest escaped form (every byte as \u00XX), after a line already in the
+  // buffer: each line is written into room for its longest form and cut to size.
+  const std::string worst(600, '\x01');
+  std::string escaped;
+  for (std::size_t i = 0; i < worst.size(); ++i) escaped += "\\u0001";
+  Event e{EventType::revoked, worst,        SharedString(worst), ~Token{0}, kT0,
+          kT0 + 5000,         ~Revision{0}, {worst, worst}};
+  std::string out = "before\n";
+  format_lost(out, e);
+  CHECK(out ==
+        "before\n"
+        R"({"event":"lost","key":")" +
+            escaped +
+            R"(","token":18446744073709551615,"reason":"revoked",)"
+            R"("at":"2023-11-14T22:13:20.000Z","by":")" +
+            escaped + R"(","revoke_reason":")" + escaped + R"(","revision":18446744073709551615})");
+  out = "before\n";
+  format_event(out, ~std::uint64_t{0}, e);
+  CHECK(out ==
+        "before\n"
+        R"({"event":"revoked","watch_id":18446744073709551615,)"
+        R"("revision":18446744073709551615,"key":")" +
+            escaped + R"(","owner":")" + escaped +
+            R"(","token":18446744073709551615,"at":"2023-11-14T22:13:20.000Z",)"
+            R"("expires_at":"2023-11-14T22:13:25.000Z","by":")" +
+            escaped + R"(","reason":")" + escaped + R"("})");
+  // A quote and a backslash; a revoke without a reason; a time out of RFC 3339's years.
+  e = Event{EventType::revoked, "a\"b", SharedString("o\\"), 1, -62'198'755'200'001,
+            std::nullopt,       2,      {"ws", ""}};
+  out.clear();
+  format_lost(out, e);
+  CHECK(out == R"({"event":"lost","key":"a\"b","token":1,"reason":"revoked",)"
+               R"("at":"-62198755200001ms","by":"ws","revoke_reason":null,"revision":2})");
+  out.clear();
+  format_event(out, 3, e);
+  CHECK(out == R"({"event":"revoked","watch_id":3,"revision":2,"key":"a\"b","owner":"o\\",)"
+               R"("token":1,"at":"-62198755200001ms","expires_at":null,"by":"ws","reason":null})");
+}
+
 TEST_CASE("a cluster node's stats name it, the live nodes and its slots", "[transport]") {
   struct View final : ClusterView {
     const std::string& node_id() const override { return id; }

@@ -69,6 +69,8 @@ TEST_CASE("the JSON writer escapes strings and separates members", "[core]") {
   s.clear();
   append_json_string(s, "");
   CHECK(s == "\"\"");
+  append_json_string(s, "\x1f\"");  // after what is there, each byte escaped
+  CHECK(s == "\"\"\"\\u001f\\\"\"");
 }
 
 TEST_CASE("the JSON writer escapes every byte wherever it falls in a long string", "[core]") {
