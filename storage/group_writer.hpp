@@ -26,6 +26,7 @@
 #include "core/lease.hpp"
 #include "storage/dirty_rows.hpp"
 #include "storage/errc.hpp"
+#include "storage/key_order.hpp"
 
 namespace rocksdb {
 class DB;
@@ -230,10 +231,9 @@ class GroupWriter {
   Revision written_oldest_ = 0;
   Revision checkpoint_written_ = 0;  // events above it are never trimmed
   struct Checkpoint {
-    Revision at = 0;                     // the rows are complete up to it once every key is written
-    std::string key_bytes;               // the keys dirty at its start, one after the other
-    std::vector<std::string_view> keys;  // into key_bytes
-    std::size_t next = 0;
+    Revision at = 0;        // the rows are complete up to it once every key is written
+    std::string key_bytes;  // the keys dirty at its start, one after the other
+    KeyOrder keys;          // into key_bytes
   };
   std::optional<Checkpoint> checkpointing_;
   std::atomic<Revision> dirty_revision_{0};  // dirty_.revision(), read without view_mutex_
