@@ -235,6 +235,15 @@ TEST_CASE("a thread that ran other threads' bursts sends as many without an allo
   CHECK(used == 0);
 }
 
+// The operator new calls `run` makes, once `warm_up` has filled every spare; both must succeed.
+template <typename Run>
+std::uint64_t news_after_warm_up(Run&& run, int warm_up, int measured) {
+  REQUIRE(run(warm_up));
+  std::uint64_t before = news.load();
+  REQUIRE(run(measured));
+  return news.load() - before;
+}
+
 // The engine's hot path: lock cycles (acquire, then release) of a client whose owner and id
 // are beyond any small-string buffer, with a checkpoint every 64 ops; returns the operator new
 // calls per operation. The owner is stored once for the connection (OwnerNames) and shared by
@@ -264,15 +273,11 @@ double news_per_lock_op(bool sync, const std::string& acquire_fields = "") {
     }
     return all;
   };
-  REQUIRE(cycles(50));  // the connection's, the shard's and the actors' spares fill once
-  std::uint64_t before = news.load();
-  std::uint64_t before_all = allocations.load();
+  // The connection's, the shard's and the actors' spares fill in the first cycles.
   constexpr int kCycles = 250;
-  REQUIRE(cycles(kCycles));
-  std::uint64_t used = news.load() - before;
+  std::uint64_t used = news_after_warm_up(cycles, 50, kCycles);
   const std::uint64_t ops = 2 * kCycles * (lines.size() / 2);
-  UNSCOPED_INFO(used << " operator new calls for " << ops << " operations; with Asio's handlers "
-                     << allocations.load() - before_all);
+  UNSCOPED_INFO(used << " operator new calls for " << ops << " operations");
   return static_cast<double>(used) / static_cast<double>(ops);
 }
 
@@ -325,11 +330,8 @@ TEST_CASE("a hand-over to a waiter allocates almost nothing", "[transport]") {
     }
     return all;
   };
-  REQUIRE(hand_overs(50));
-  std::uint64_t before = news.load();
   constexpr int kHandOvers = 1000;
-  REQUIRE(hand_overs(kHandOvers));
-  std::uint64_t used = news.load() - before;
+  std::uint64_t used = news_after_warm_up(hand_overs, 50, kHandOvers);
   INFO(used << " operator new calls for " << kHandOvers << " hand-overs");
   // Measured: 0.03 per hand-over; 2.03 when each waiter took a list node and each hand-over's
   // second tenure record a vector.
@@ -359,11 +361,8 @@ TEST_CASE("a burst over a hundred keys allocates almost nothing", "[transport]")
     }
     return all;
   };
-  REQUIRE(bursts(3));
-  std::uint64_t before = news.load();
   constexpr int kBursts = 10;
-  REQUIRE(bursts(kBursts));
-  std::uint64_t used = news.load() - before;
+  std::uint64_t used = news_after_warm_up(bursts, 3, kBursts);
   const std::uint64_t ops = 2 * kBursts * kKeys;
   INFO(used << " operator new calls for " << ops << " operations");
   // Measured: 0.065 per operation (most of it the checkpoints'); a busy part allocated anew is
