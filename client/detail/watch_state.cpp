@@ -12,52 +12,74 @@ WatchState::WatchState(Core& core, WatchOptions options)
       next_revision_(options_.from_revision) {}
 
 void WatchState::start(std::function<void(Result<protocol::Watching>)> done) {
-  subscribe(std::move(done));
+  started_ = std::move(done);
+  subscribe();
 }
 
-void WatchState::subscribe(std::function<void(Result<protocol::Watching>)> done) {
+void WatchState::subscribe() {
   protocol::Request r{.op = protocol::Op::watch, .key = options_.key, .prefix = options_.prefix};
   {
+    // The first subscription's from the revision asked for (empty: live only), a resume's from
+    // the revision after the last event.
     std::lock_guard lock(mutex_);
     r.from_revision = next_revision_;
   }
-  core_.call(r, {}, [self = shared_from_this(), done = std::move(done)](Result<Message> m) {
-    if (self->closed_) return done(Failure(client_errc::closed, "the watch is closed"));
-    if (!m) return done(m.error());
-    auto watching = protocol::read_watching(*m);
-    if (watching) {
-      // On the io thread, before the next line: the watch's events find it.
-      self->core_.add_watch(watching->watch_id, self->weak_from_this());
-      self->watch_id_ = watching->watch_id;
-      self->backoff_ = milliseconds(50);
-      self->resuming_since_.reset();
-      std::lock_guard lock(self->mutex_);
-      if (!self->next_revision_) self->next_revision_ = watching->revision + 1;
+  core_.call(r, {}, [self = shared_from_this()](Result<Message> m) {
+    if (!m) return self->on_subscribed(m.error());
+    self->on_subscribed(protocol::read_watching(*m));
+  });
+}
+
+void WatchState::on_subscribed(Result<protocol::Watching> watching) {
+  auto report = [this](Result<protocol::Watching> r) {
+    if (!started_) {
+      if (r) return;
+      // next()'s own `timeout` means the watch goes on: a resume left unanswered ends it.
+      if (!r.error().is(client_errc::timeout)) return push(r.error());
+      return push(Failure(client_errc::disconnected, r.error().message));
     }
-    done(std::move(watching));
+    auto done = std::move(started_);
+    started_ = nullptr;
+    done(std::move(r));
+  };
+  if (closed_) {
+    if (started_) report(Failure(client_errc::closed, "the watch is closed"));
+    return;
+  }
+  if (watching) {
+    // On the io thread, before the next line: the watch's events find it.
+    core_.add_watch(watching->watch_id, weak_from_this());
+    watch_id_ = watching->watch_id;
+    backoff_ = milliseconds(50);
+    resuming_since_.reset();
+    {
+      std::lock_guard lock(mutex_);
+      if (!next_revision_) next_revision_ = watching->revision + 1;
+    }
+    return report(std::move(watching));
+  }
+  const auto& e = watching.error();
+  bool transient = e.is(client_errc::cannot_connect) || e.is(client_errc::disconnected) ||
+                   e.is(client_errc::timeout) || e.is(client_errc::unavailable) ||
+                   e.is(client_errc::too_many_requests);
+  // The first subscription's budget starts at its failure, as a resume's at the connection's
+  // loss; the caller waits on it, so it is never unlimited.
+  if (!resuming_since_) resuming_since_ = std::chrono::steady_clock::now();
+  auto limit = started_ ? options_.resume_for.value_or(core_.timeout()) : options_.resume_for;
+  bool given_up = limit && std::chrono::steady_clock::now() - *resuming_since_ >= *limit;
+  // e.g. the server refused the watch, or nothing answered in time: say so.
+  if (!transient || given_up) return report(e);
+  retry_.expires_after(backoff_);
+  backoff_ = std::min(backoff_ * 2, milliseconds(2000));
+  retry_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec && !self->closed_) self->subscribe();
   });
 }
 
 void WatchState::resume() {
   if (closed_) return;
   if (!resuming_since_) resuming_since_ = std::chrono::steady_clock::now();
-  subscribe([self = shared_from_this()](Result<protocol::Watching> r) {
-    if (r || self->closed_) return;
-    const auto& e = r.error();
-    bool transient = e.is(client_errc::cannot_connect) || e.is(client_errc::disconnected) ||
-                     e.is(client_errc::timeout) || e.is(client_errc::unavailable) ||
-                     e.is(client_errc::too_many_requests);
-    auto& limit = self->options_.resume_for;
-    bool given_up = limit && self->resuming_since_ &&
-                    std::chrono::steady_clock::now() - *self->resuming_since_ >= *limit;
-    // e.g. the server refused the watch, or nothing answered in time: say so.
-    if (!transient || given_up) return self->push(e);
-    self->retry_.expires_after(self->backoff_);
-    self->backoff_ = std::min(self->backoff_ * 2, milliseconds(2000));
-    self->retry_.async_wait([self](boost::system::error_code ec) {
-      if (!ec) self->resume();
-    });
-  });
+  subscribe();
 }
 
 void WatchState::on_message(const Message& message) {

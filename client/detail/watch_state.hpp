@@ -16,7 +16,9 @@ class WatchState final : public Listener, public std::enable_shared_from_this<Wa
  public:
   WatchState(Core& core, WatchOptions options);
 
-  // io thread. `done` hears how the first subscription went.
+  // io thread. `done` hears how the first subscription went: a transient failure (no reply, the
+  // connection lost, `unavailable`) is tried again, on the next endpoint with several, as a
+  // resume is, within resume_for (empty: the core's timeout) of the failure.
   void start(std::function<void(Result<protocol::Watching>)> done);
   void close();
   void on_message(const Message& message) override;
@@ -27,13 +29,15 @@ class WatchState final : public Listener, public std::enable_shared_from_this<Wa
   std::uint64_t next_revision() const;
 
  private:
-  void subscribe(std::function<void(Result<protocol::Watching>)> done);
+  void subscribe();
+  void on_subscribed(Result<protocol::Watching> watching);
   void resume();
   void push(Result<protocol::Event> item);
 
   Core& core_;
   WatchOptions options_;
   std::uint64_t watch_id_ = 0;
+  std::function<void(Result<protocol::Watching>)> started_;  // set until the first subscription
   asio::steady_timer retry_;
   milliseconds backoff_{50};
   // Since when resuming has been needed (set while the watch is not subscribed).

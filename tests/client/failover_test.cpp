@@ -66,6 +66,51 @@ TEST_CASE("a client leaves a daemon that stops answering for the next endpoint",
   CHECK(c->address() == second.socket_path());
 }
 
+TEST_CASE("a watch that a stalled daemon leaves unanswered starts on the next endpoint",
+          "[client]") {
+  e2e::Daemon first, second;
+  auto on_second = connect(second);
+  REQUIRE(on_second.acquire("w/1", {.ttl = 60s}));
+  const tenure::ClientOptions options{.endpoints = {first.socket_path(), second.socket_path()},
+                                      .timeout = 500ms};
+  auto c = tenure::Client::connect(options);
+  auto c2 = tenure::Client::connect(options);
+  REQUIRE(c);
+  REQUIRE(c2);
+  ::kill(first.pid(), SIGSTOP);
+  REQUIRE(eventually([&] { return stopped(first.pid()); }, 5s));
+  // From the revision asked for, and live (from the next endpoint's revision).
+  auto replayed = c->watch({.prefix = "w/", .from_revision = 1, .resume_for = 2s});
+  auto live = c2->watch({.key = "w/2", .resume_for = 2s});
+  ::kill(first.pid(), SIGCONT);
+  INFO((replayed ? "" : replayed.error().message) << (live ? "" : live.error().message));
+  REQUIRE(replayed);
+  REQUIRE(live);
+  CHECK(c->address() == second.socket_path());
+  CHECK(c2->address() == second.socket_path());
+  auto e = replayed->next(5s);
+  REQUIRE(e);
+  CHECK(e->key == "w/1");
+  CHECK(e->revision == 1);
+  CHECK(live->watching().revision == 1);
+  REQUIRE(on_second.acquire("w/2", {.ttl = 60s}));
+  auto later = live->next(5s);
+  REQUIRE(later);
+  CHECK(later->key == "w/2");
+  CHECK(later->revision == 2);
+
+  // Given up after resume_for with no endpoint answering: an end, not next()'s own timeout.
+  ::kill(first.pid(), SIGSTOP);
+  REQUIRE(eventually([&] { return stopped(first.pid()); }, 5s));
+  second.kill9();
+  auto end = live->next(10s);
+  ::kill(first.pid(), SIGCONT);
+  REQUIRE_FALSE(end);
+  CHECK(end.error().is(client_errc::disconnected));
+  CHECK(end.error().message.find("no reply from tenured at " + first.socket_path()) !=
+        std::string::npos);
+}
+
 TEST_CASE("a lease renews through the next endpoint", "[client]") {
   // Two paths to one daemon (symlinks); the first is gone when it comes back: the lease
   // outlives the connection it was taken on, renewed through the other path.

@@ -780,6 +780,44 @@ TEST_CASE("tenure watch resumes on the next socket by revision, or says the ledg
   }
 }
 
+TEST_CASE("tenure watch starts on the next socket when the first leaves it unanswered",
+          "[e2e][cli]") {
+  // a is stopped: it accepts the connection and the watch, and answers nothing.
+  Daemon a;
+  Daemon b;
+  auto on_b = b.connect();
+  REQUIRE(on_b.call(acquire_req("w/1", "alice", "\"ttl_ms\":60000"))["status"] == "acquired");
+  ::kill(a.pid(), SIGSTOP);
+  TempDir t;
+  const std::string out = t.path() + "/events";
+  auto watch = std::async(std::launch::async, [&] {
+    return run_process({"/bin/sh", "-c",
+                        tenure_cli_path() + " --json --timeout 1s --socket " + a.socket_path() +
+                            "," + b.socket_path() + " watch --from 1 > " + out});
+  });
+  auto printed = [&] {
+    std::vector<Json> found;
+    std::istringstream lines(read_file(out));
+    for (std::string line; std::getline(lines, line);) {
+      if (auto j = Json::parse(line)) found.push_back(*j);
+    }
+    return found;
+  };
+  bool started = wait_until([&] { return printed().size() == 2; }, 10000ms);
+  // b dies: the resume goes to a, still stopped, and gives up after --timeout.
+  b.kill9();
+  ProcessResult r = watch.get();
+  ::kill(a.pid(), SIGCONT);
+  INFO(r.describe() << read_file(out));
+  REQUIRE(started);
+  auto lines = printed();
+  CHECK(lines[0]["status"] == "watching");
+  CHECK(lines[1]["key"] == "w/1");
+  CHECK(lines[1]["revision"] == 1);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("resume with --from 2") != std::string::npos);
+}
+
 TEST_CASE("tenure repeats a request a stalled node left unanswered on the next, when safe",
           "[e2e][cli]") {
   // Two single nodes stand for a cluster's; a is stopped: it accepts connections and requests,
