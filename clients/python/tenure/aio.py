@@ -542,20 +542,33 @@ class Watch:
     async def start(self) -> "Watch":
         """Subscribe now (else the first iteration does): events from here on are kept."""
         if self._conn is None:
-            await self._start()
+            # Waited on by the caller: given up after the client's timeout, as a resume never is.
+            await self._subscribe(self.client.timeout)
         return self
 
-    async def _resume(self) -> None:
-        backoff = 0.05
-        while not self._closed:
+    async def _subscribe(self, budget: float | None) -> None:
+        """As tenure.Watch's: Unavailable is tried again, on the next endpoint with several,
+        until `budget` seconds after the first failure (None: no limit)."""
+        backoff, since = 0.05, None
+        while True:
             try:
-                await self._start()
-                return
+                return await self._start()
             except Unavailable:
-                if self.client.closed:
-                    break
+                if self._closed or self.client.closed:
+                    raise
+                since = since or time.monotonic()
+                if budget is not None and time.monotonic() - since >= budget:
+                    raise
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
+
+    async def _resume(self) -> None:
+        if not self._closed:
+            try:
+                return await self._subscribe(None)
+            except Unavailable:
+                if not (self._closed or self.client.closed):
+                    raise
         raise StopAsyncIteration
 
     def __aiter__(self) -> "Watch":

@@ -514,7 +514,8 @@ class Watch:
         self._closed = False
         self._conn: _Connection | None = None
         self.watch_id: int | None = None
-        self._start()
+        # Waited on by the caller: given up after the client's timeout, as a resume never is.
+        self._subscribe(client.timeout)
 
     def _start(self) -> None:
         conn = self.client._connection()
@@ -530,21 +531,30 @@ class Watch:
         if self.next_revision is None:
             self.next_revision = reply["revision"] + 1
 
-    def _resume(self) -> None:
-        backoff = 0.05
-        while not self._closed:
+    def _subscribe(self, budget: float | None) -> None:
+        """Subscribes from next_revision. Unavailable (no reply, the connection lost,
+        `unavailable`) is tried again with backoff, on the next endpoint with several, until
+        `budget` seconds after the first failure (None: no limit)."""
+        backoff, since = 0.05, None
+        while True:
             try:
-                self._start()
-                return
+                return self._start()
             except Unavailable:
-                if self.client.closed:
-                    break
+                if self._closed or self.client.closed:
+                    raise
+                since = since or time.monotonic()
+                if budget is not None and time.monotonic() - since >= budget:
+                    raise
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
+
+    def _resume(self) -> None:
+        if not self._closed:
+            try:
+                return self._subscribe(None)
             except TenureError:
-                if self.client.closed:
-                    break
-                raise
+                if not (self._closed or self.client.closed):
+                    raise
         raise StopIteration
 
     def __iter__(self) -> Iterator[t.Event]:

@@ -75,6 +75,33 @@ def test_a_stalled_daemon_is_left_for_the_next(two):
         assert c.address == second.socket
 
 
+def test_a_watch_a_stalled_daemon_leaves_unanswered_starts_on_the_next(two):
+    first, second = two
+    with tenure.Client(second.socket) as on_second:
+        on_second.acquire("w/1", ttl="60s")
+    endpoints = [first.socket, second.socket]
+    with tenure.Client(endpoints=endpoints, timeout=0.5) as c, \
+            tenure.Client(endpoints=endpoints, timeout=0.5) as c2:
+        os.kill(first.proc.pid, signal.SIGSTOP)
+        wait_until(lambda: stopped(first.proc.pid), 5, "the daemon to stop")
+
+        async def live_on_asyncio():
+            async with tenure.aio.Client(endpoints=endpoints, timeout=0.5) as a:
+                w = await a.watch(key="w/1").start()
+                return a.address, w.next_revision
+
+        try:
+            replayed = c.watch("w/", from_revision=1)  # from the revision asked for
+            live = c2.watch(key="w/1")  # from the next endpoint's revision
+            aio_address, aio_next = asyncio.run(live_on_asyncio())
+        finally:
+            os.kill(first.proc.pid, signal.SIGCONT)
+        assert c.address == c2.address == aio_address == second.socket
+        event = replayed.next(timeout=5)
+        assert (event.key, event.revision) == ("w/1", 1)
+        assert live.next_revision == aio_next == 2
+
+
 def test_a_lease_renews_through_the_next_endpoint(daemon):
     # Two paths to one daemon (symlinks); the first is gone when it comes back: the lease
     # outlives the connection it was taken on, renewed through the other path.
