@@ -55,12 +55,6 @@ int paged_read(const Globals& g, bool all_pages, std::string_view items, const P
   return kExitOk;
 }
 
-// Milliseconds left until `deadline`, at least 0.
-Millis left_until(Steady::time_point deadline) {
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Steady::now()).count();
-  return std::max<Millis>(left, 0);
-}
-
 std::optional<Millis> granted_ttl(const Message& reply) {
   auto ttl = uint_field(reply.fields(), "ttl_ms");
   return ttl ? std::optional<Millis>(static_cast<Millis>(*ttl)) : std::nullopt;

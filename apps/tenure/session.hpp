@@ -1,6 +1,7 @@
 #pragma once
 // What every subcommand shares: the global options, connecting, and turning a reply into output
 // and an exit code (contract §9).
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,7 +27,8 @@ struct Globals {
 client::ClientOptions client_options(const Globals& globals);
 
 // Whether a request may be sent to another node after the one it was sent to gave no reply (the
-// connection lost, or nothing within the timeout), when it may have been done there already.
+// connection lost, or nothing within the timeout), when it may have been done there already, or
+// answered `unavailable` (its keys moving to another node).
 enum class Resend {
   safe,   // a read, or a mutation the contract makes a repeat of harmless (acquire by the same
           // owner, renew, release, keepalive)
@@ -43,7 +45,9 @@ class Session {
 
   // Sends build(id) and returns the reply. With several sockets, one that refuses the
   // connection, loses it or gives no reply within the timeout is left for the next, in order, and
-  // the request is sent there, unless it was sent already and `resend` is never. Throws CliError
+  // the request is sent there, unless it was sent already and `resend` is never; so is one that
+  // answers `unavailable` when `resend` is safe, and while one does, the sockets are tried again,
+  // after a pause, within the timeout (the last such answer is then the reply). Throws CliError
   // naming each socket's problem when none replies; a request that may have been done says so.
   // When the server closed the connection before the request could be written, returns what it
   // said first (e.g. too_many_requests), if anything.
@@ -55,6 +59,9 @@ class Session {
   Millis timeout_;
   std::optional<Client> client_;
 };
+
+// Milliseconds left until `deadline`, at least 0.
+Millis left_until(std::chrono::steady_clock::time_point deadline);
 
 // The exit code a reply means, given the status that is success for the request.
 int exit_code(const Message& reply, std::string_view success);

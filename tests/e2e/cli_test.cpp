@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tests/e2e/e2e.hpp"
+#include "tests/e2e/unavailable_node.hpp"
 
 using namespace e2e;
 
@@ -847,4 +848,61 @@ TEST_CASE("tenure repeats a request a stalled node left unanswered on the next, 
   CHECK(revoke.err.find("no reply from tenured at " + a.socket_path()) != std::string::npos);
   CHECK(revoke.err.find("not repeated on another node") != std::string::npos);
   CHECK(live_lease(on_b, "re/k")["owner"] == "bob");
+}
+
+TEST_CASE("tenure asks the next node when one answers unavailable, when safe", "[e2e][cli]") {
+  // a's keys are moving to another node (a failover settling); b serves them.
+  Daemon b;
+  TempDir t;
+  UnavailableNode a(t.path() + "/a.sock");
+  auto on_b = b.connect();
+  REQUIRE(on_b.call(acquire_req("re/k", "bob", "\"ttl_ms\":60000"))["status"] == "acquired");
+  auto tenure = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--timeout", "5s", "--socket", a.path() + "," + b.socket_path()});
+    return cli(b, args);
+  };
+  ProcessResult get = tenure({"get", "re/k"});
+  ProcessResult acquire = tenure({"acquire", "re/mine", "--owner", "alice", "--ttl", "30s"});
+  const int asked = a.requests();
+  // A revoke is not repeated: the node's answer is the command's.
+  ProcessResult revoke = tenure({"--json", "revoke", "re/k"});
+  INFO(get.describe() << acquire.describe() << revoke.describe());
+  CHECK(get.exit_code == 0);
+  CHECK(get.out.find("bob") != std::string::npos);
+  CHECK(acquire.exit_code == 0);
+  CHECK(live_lease(on_b, "re/mine")["owner"] == "alice");
+  CHECK(asked == 2);
+  CHECK(revoke.exit_code == 1);
+  CHECK(a.requests() == asked + 1);
+  auto reply = Json::parse(revoke.out);
+  REQUIRE(reply);
+  CHECK((*reply)["error"] == "unavailable");
+  CHECK(live_lease(on_b, "re/k")["owner"] == "bob");
+}
+
+TEST_CASE("tenure goes around the sockets again while a node answers unavailable", "[e2e][cli]") {
+  Daemon b;
+  TempDir t;
+  UnavailableNode a(t.path() + "/a.sock");
+  // b's socket once the failover settled; nothing there before.
+  const std::string settled = t.path() + "/settled.sock";
+  auto tenure = [&](const std::string& timeout) {
+    return cli(b, {"--timeout", timeout, "--socket", a.path() + "," + settled, "get", "re/k"});
+  };
+  // Not settled within the timeout: the node's answer, after asking it again.
+  ProcessResult unsettled = tenure("1s");
+  INFO(unsettled.describe());
+  CHECK(unsettled.exit_code == 1);
+  CHECK(unsettled.err.find("unavailable: the key moved to another node") != std::string::npos);
+  CHECK(a.requests() >= 2);
+
+  // Settled while it goes around.
+  const int before = a.requests();
+  auto get = std::async(std::launch::async, [&] { return tenure("30s"); });
+  REQUIRE(wait_until([&] { return a.requests() >= before + 2; }, 10000ms));
+  REQUIRE(::symlink(b.socket_path().c_str(), settled.c_str()) == 0);
+  ProcessResult r = get.get();
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("re/k") != std::string::npos);
 }
