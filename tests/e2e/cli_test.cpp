@@ -31,6 +31,16 @@ std::string trim(std::string s) {
   return s;
 }
 
+// The lines of `file` that are JSON, in order.
+std::vector<Json> json_lines(const std::string& file) {
+  std::vector<Json> found;
+  std::istringstream lines(read_file(file));
+  for (std::string line; std::getline(lines, line);) {
+    if (auto j = Json::parse(line)) found.push_back(*j);
+  }
+  return found;
+}
+
 // The one JSON line that `tenure --json` printed.
 Json json_output(const ProcessResult& r) {
   std::string out = trim(r.out);
@@ -748,12 +758,8 @@ TEST_CASE("tenure watch resumes on the next socket by revision, or says the ledg
                             out});
   });
   auto events = [&] {
-    std::vector<Json> found;
-    std::istringstream lines(read_file(out));
-    for (std::string line; std::getline(lines, line);) {
-      auto j = Json::parse(line);
-      if (j && j->has("event")) found.push_back(*j);
-    }
+    std::vector<Json> found = json_lines(out);
+    std::erase_if(found, [](const Json& j) { return !j.has("event"); });
     return found;
   };
   REQUIRE(wait_until([&] { return events().size() == 3; }, 10000ms));
@@ -796,14 +802,7 @@ TEST_CASE("tenure watch starts on the next socket when the first leaves it unans
                         tenure_cli_path() + " --json --timeout 1s --socket " + a.socket_path() +
                             "," + b.socket_path() + " watch --from 1 > " + out});
   });
-  auto printed = [&] {
-    std::vector<Json> found;
-    std::istringstream lines(read_file(out));
-    for (std::string line; std::getline(lines, line);) {
-      if (auto j = Json::parse(line)) found.push_back(*j);
-    }
-    return found;
-  };
+  auto printed = [&] { return json_lines(out); };
   bool started = wait_until([&] { return printed().size() == 2; }, 10000ms);
   // b dies: the resume goes to a, still stopped, and gives up after --timeout.
   b.kill9();
