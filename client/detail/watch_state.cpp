@@ -59,9 +59,10 @@ void WatchState::on_subscribed(Result<protocol::Watching> watching) {
     return report(std::move(watching));
   }
   const auto& e = watching.error();
+  // Refused for too many watches, the first subscription has its answer; a resume waits it out.
   bool transient = e.is(client_errc::cannot_connect) || e.is(client_errc::disconnected) ||
                    e.is(client_errc::timeout) || e.is(client_errc::unavailable) ||
-                   e.is(client_errc::too_many_requests);
+                   (!started_ && e.is(client_errc::too_many_requests));
   // The first subscription's budget starts at its failure, as a resume's at the connection's
   // loss; the caller waits on it, so it is never unlimited.
   if (!resuming_since_) resuming_since_ = std::chrono::steady_clock::now();

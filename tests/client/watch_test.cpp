@@ -87,6 +87,18 @@ TEST_CASE("a watch resuming from a compacted revision ends with compacted", "[cl
   CHECK(again.error().is(client_errc::compacted));  // it stays ended
 }
 
+TEST_CASE("a watch refused for too many watches is refused at once", "[client]") {
+  e2e::Daemon d({"--max-watches-per-connection", "1"});
+  auto c = connect(d);  // its timeout: 10 s
+  auto first = c.watch({.prefix = "a/"});
+  REQUIRE(first);
+  auto since = std::chrono::steady_clock::now();
+  auto second = c.watch({.prefix = "b/"});
+  REQUIRE_FALSE(second);
+  CHECK(second.error().is(client_errc::too_many_requests));
+  CHECK(std::chrono::steady_clock::now() - since < 5s);  // not tried again until the timeout
+}
+
 TEST_CASE("a watch gives up resuming after resume_for without an endpoint", "[client]") {
   e2e::Daemon d;
   auto c = connect(d);

@@ -553,8 +553,11 @@ class Watch:
         while True:
             try:
                 return await self._start()
-            except Unavailable:
-                if self._closed or self.client.closed:
+            except Unavailable as e:
+                # Refused for too many watches, the first subscription has its answer; a resume
+                # waits it out.
+                first = budget is not None
+                if self._closed or self.client.closed or (first and e.code == "too_many_requests"):
                     raise
                 since = since or time.monotonic()
                 if budget is not None and time.monotonic() - since >= budget:

@@ -1,5 +1,7 @@
 """client.watch(): typed events, replay from a revision, resume across a daemon restart."""
 
+import time
+
 import pytest
 
 import tenure
@@ -58,3 +60,13 @@ def test_resuming_from_a_compacted_revision_is_an_error(client):
     with pytest.raises(tenure.Compacted) as e:
         watch.next(timeout="10s")
     assert e.value.from_revision == 1 and e.value.oldest_revision > 1
+
+
+@pytest.mark.parametrize("daemon", [("--max-watches-per-connection", "1")], indirect=True)
+def test_a_watch_refused_for_too_many_watches_is_refused_at_once(client):
+    client.watch(prefix="a/")
+    since = time.monotonic()
+    with pytest.raises(tenure.Unavailable) as e:
+        client.watch(prefix="b/")  # the client's timeout: 10 s
+    assert e.value.code == "too_many_requests"
+    assert time.monotonic() - since < 5  # not tried again until the timeout
