@@ -23,6 +23,7 @@ from .defaults import choose_socket, new_owner
 from .durations import Duration, to_ms
 from .errors import (Compacted, Held, NotHolder, ProtocolError, TenureError, Timeout, Unavailable,
                      from_error_reply)
+from .resubscribe import Resubscribe
 from .transport import connect_problem
 
 
@@ -549,21 +550,15 @@ class Watch:
     async def _subscribe(self, budget: float | None) -> None:
         """As tenure.Watch's: Unavailable is tried again, on the next endpoint with several,
         until `budget` seconds after the first failure (None: no limit)."""
-        backoff, since = 0.05, None
+        retry = Resubscribe(budget)
         while True:
             try:
                 return await self._start()
             except Unavailable as e:
-                # Refused for too many watches, the first subscription has its answer; a resume
-                # waits it out.
-                first = budget is not None
-                if self._closed or self.client.closed or (first and e.code == "too_many_requests"):
+                delay = None if self._closed or self.client.closed else retry.delay(e)
+                if delay is None:
                     raise
-                since = since or time.monotonic()
-                if budget is not None and time.monotonic() - since >= budget:
-                    raise
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
+                await asyncio.sleep(delay)
 
     async def _resume(self) -> None:
         if not self._closed:

@@ -17,6 +17,7 @@ from .defaults import choose_socket, new_owner
 from .durations import Duration, to_ms
 from .errors import (Compacted, Held, NotHolder, ProtocolError, TenureError, Timeout, Unavailable,
                      from_error_reply)
+from .resubscribe import Resubscribe
 from .transport import UnixTransport, WebSocketTransport
 
 
@@ -535,21 +536,15 @@ class Watch:
         """Subscribes from next_revision. Unavailable (no reply, the connection lost,
         `unavailable`) is tried again with backoff, on the next endpoint with several, until
         `budget` seconds after the first failure (None: no limit)."""
-        backoff, since = 0.05, None
+        retry = Resubscribe(budget)
         while True:
             try:
                 return self._start()
             except Unavailable as e:
-                # Refused for too many watches, the first subscription has its answer; a resume
-                # waits it out.
-                first = budget is not None
-                if self._closed or self.client.closed or (first and e.code == "too_many_requests"):
+                delay = None if self._closed or self.client.closed else retry.delay(e)
+                if delay is None:
                     raise
-                since = since or time.monotonic()
-                if budget is not None and time.monotonic() - since >= budget:
-                    raise
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
+                time.sleep(delay)
 
     def _resume(self) -> None:
         if not self._closed:
