@@ -127,6 +127,8 @@ Status GroupWriter::start(Revision reserved) {
   if (!status.ok()) return status;
   if (config_.sync) durable_.store(take_snapshot());
   if (config_.sync) completer_ = std::thread([this] { complete(); });
+  // Until the thread waits for work, the first caller may commit its group itself.
+  writer_parked_ = true;
   thread_ = std::thread([this] { run(); });
   return status;
 }
@@ -162,12 +164,33 @@ void GroupWriter::set_event_sink(EventSink sink) {
 
 void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (healthy_.load() && !stopping_) {
-      queued_ops_ += ops.size();
-      queue_.push_back(Pending{std::move(ops), std::move(done)});
       ++submitted_;
       ++stats_.groups;
+      // Nothing in flight and the writer parked: handing the group to it, from it to the
+      // completer and back would cost three thread wake-ups, most of a lone request's latency
+      // besides the disk's. The caller commits it, as the writer and the completer would.
+      // Only while the load is that light (lone_): under more, a caller blocked in a sync would
+      // hold back its thread's other requests from the next one.
+      if (lone_ && writer_parked_ && !committing_here_ && queue_.empty() && landing_.empty() &&
+          !syncing_) {
+        committing_here_ = true;
+        syncing_ = config_.sync;  // the completer syncs nothing before this group is answered
+        ++stats_.committed_here;
+        // Room from an answered batch (answer()), not from the heap.
+        std::vector<Pending> batch;
+        if (!spare_queues_.empty()) {
+          batch.swap(spare_queues_.back());
+          spare_queues_.pop_back();
+        }
+        lock.unlock();
+        batch.push_back(Pending{std::move(ops), std::move(done)});
+        commit_here(batch);
+        return;
+      }
+      queued_ops_ += ops.size();
+      queue_.push_back(Pending{std::move(ops), std::move(done)});
       // During a sync the writer waits for it to end (complete() wakes it) unless this many
       // ops are queued.
       if (!syncing_ || queued_ops_ >= kWriteAhead) wake_.notify_one();
@@ -179,6 +202,56 @@ void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
 }
 
 void GroupWriter::refusal_settled() { unsettled_.fetch_sub(1); }
+
+void GroupWriter::commit_here(std::vector<Pending>& batch) {
+  // Once the batch has landed, the writer's state may be the writer's or another caller's again:
+  // nothing of it is touched after commit().
+  if (!commit(batch)) {
+    spdlog::error("the ledger refused a write, refusing writes until it resumes: {}", last_error());
+  }
+}
+
+void GroupWriter::land_here(Landing landing) {
+  if (!config_.sync) {
+    // Answered before the writer may write and answer a later batch.
+    landed_here_.push_back(std::move(landing));
+    answer(landed_here_, events_here_);
+    release_writer();
+    return;
+  }
+  // The writer may write the next batches while this one syncs: syncing_ holds their syncs and
+  // answers back until this one is answered.
+  here_landings_.push_back(std::move(landing));
+  release_writer();
+  sync_landed(here_landings_);
+  answer(here_landings_, here_events_);
+  bool queued, landed;
+  {
+    std::lock_guard lock(mutex_);
+    syncing_ = false;
+    queued = !queue_.empty();
+    landed = !landing_.empty() || writer_done_;
+  }
+  // The completer waits for what the writer landed meanwhile (or for its stop).
+  if (landed) landed_.notify_one();
+  if (queued) wake_.notify_one();
+}
+
+void GroupWriter::release_writer() {
+  // Read while this thread still has the writer's state.
+  bool checkpoint = healthy_.load() && checkpoint_due(false);
+  bool dirty = dirty_revision_.load() > checkpoint_written_;
+  bool wake;
+  {
+    std::lock_guard lock(mutex_);
+    committing_here_ = false;
+    // A writer that woke meanwhile waits for this; one waiting for durable rows (written here
+    // with sync off) must set its checkpoint's deadline.
+    wake = !queue_.empty() || stopping_ || checkpoint || !healthy_.load() ||
+           writer_waits_release_ || (waits_for_dirty_ && dirty);
+  }
+  if (wake) wake_.notify_one();
+}
 
 void GroupWriter::flush() {
   std::unique_lock lock(mutex_);
@@ -252,6 +325,11 @@ void GroupWriter::refuse(std::vector<Pending>& batch) {
 }
 
 void GroupWriter::land(Landing landing) {
+  // Set only while this thread has the writer's state, committing a caller's group (submit()).
+  if (committing_here_) {
+    land_here(std::move(landing));
+    return;
+  }
   if (!config_.sync) {
     // Nothing to wait for: answered here, without a hand-off to the completer.
     landed_here_.push_back(std::move(landing));
@@ -338,21 +416,34 @@ void GroupWriter::run() {
         auto work = [&] { return ready() || checkpointing_ || checkpoint_due(false); };
         // Rows awaiting a checkpoint get it on time even when no write comes to wake the writer.
         auto dirty = [&] { return dirty_revision_.load() > checkpoint_written_; };
-        // Every return from a wait is counted, spurious or not: each costs futex calls.
-        if (dirty()) {
-          auto deadline = checkpointed_at_ + config_.checkpoint_every;
-          while (!work() && wake_.wait_until(lock, deadline) == std::cv_status::no_timeout) {
-            ++stats_.writer_wakeups;
-          }
-        } else {
-          // The completer wakes the writer when rows become durable only while it waits here.
-          waits_for_dirty_ = true;
-          while (!work() && !dirty()) {
+        // While parked, a caller may take the writer's state to commit its group (submit()):
+        // nothing of it is looked at until the caller gives it back.
+        writer_parked_ = true;
+        for (;;) {
+          if (!committing_here_) {
+            if (work()) break;
+            if (dirty()) {
+              auto deadline = checkpointed_at_ + config_.checkpoint_every;
+              if (wake_.wait_until(lock, deadline) == std::cv_status::timeout) {
+                if (!committing_here_) break;  // a checkpoint is due
+                continue;
+              }
+            } else {
+              // The completer wakes the writer when rows become durable only while it waits
+              // here.
+              waits_for_dirty_ = true;
+              wake_.wait(lock);
+              waits_for_dirty_ = false;
+            }
+          } else {
+            writer_waits_release_ = true;
             wake_.wait(lock);
-            ++stats_.writer_wakeups;
+            writer_waits_release_ = false;
           }
-          waits_for_dirty_ = false;
+          // Every return from a wait is counted, spurious or not: each costs futex calls.
+          ++stats_.writer_wakeups;
         }
+        writer_parked_ = false;
         if (ready()) take_queue(batch);
       } else {
         wake_.wait_for(lock, kResumeEvery, [&] { return !queue_.empty() || stopping_; });
@@ -501,7 +592,8 @@ void GroupWriter::complete() {
     EventSink sink;
     {
       std::unique_lock lock(mutex_);
-      landed_.wait(lock, [&] { return !landing_.empty() || writer_done_; });
+      // A caller syncing its own group (submit()) answers it before anything landed after it.
+      landed_.wait(lock, [&] { return !syncing_ && (!landing_.empty() || writer_done_); });
       if (landing_.empty()) break;
       landings.swap(landing_);
       syncing_ = true;
@@ -544,6 +636,8 @@ void GroupWriter::answer(std::vector<Landing>& landings, std::vector<const Event
   {
     std::lock_guard lock(mutex_);
     finished_ += n;
+    // Light load: the groups come one at a time, each answered before the next arrives.
+    lone_ = n <= 1 && queue_.empty() && landing_.empty();
     // The batches' vectors go back to the writer's queue (take_queue()), not to the heap.
     for (Landing& l : landings) {
       if (l.batch.capacity() > 0 && spare_queues_.size() < kSpareQueues) {

@@ -67,6 +67,8 @@ using EventSink = std::function<void(const std::vector<const Events*>& events)>;
 struct WriterStats {
   std::uint64_t batches = 0;  // written
   std::uint64_t groups = 0;   // submit() calls: a shard's turn each
+  // Groups committed by the thread that submitted them, with nothing else in flight.
+  std::uint64_t committed_here = 0;
   std::uint64_t syncs = 0;
   std::uint64_t ops = 0;
   std::uint64_t max_batch = 0;  // ops of one group commit
@@ -112,6 +114,8 @@ class GroupWriter {
   // Submits the changes of one turn of a shard, many keys at once, answered once. `done(false)`
   // means no op was written; the caller must call `refusal_settled()` once per op, when it has
   // dropped the state that op was computed on. Writes resume only after that.
+  // A group submitted while nothing is in flight is committed (written, synced and answered) on
+  // the caller's thread, before submit() returns: `done` then runs inside it.
   void submit(std::vector<WriteOp> ops, CommitDone done);
   void refusal_settled();
   // Writes maintenance rows outside the group commit (durable on return with sync on), for
@@ -153,6 +157,12 @@ class GroupWriter {
     std::shared_ptr<const rocksdb::Snapshot> snapshot;  // sync on: the ledger after it
   };
   void run();
+  // The caller commits its group as the writer would, and syncs and answers it as the completer
+  // would. REQUIRES: committing_here_ (and syncing_ with sync on) set by submit().
+  void commit_here(std::vector<Pending>& batch);
+  void land_here(Landing landing);
+  // Gives the writer's state back to the writer thread (woken if it has work).
+  void release_writer();
   void complete();  // the completer thread (sync on)
   // Publishes the events of the landed batches that were written and answers every group.
   void answer(std::vector<Landing>& landings, std::vector<const Events*>& events);
@@ -177,7 +187,8 @@ class GroupWriter {
   // Moves queue_ into `batch` (empty). REQUIRES: mutex_ held, writer thread.
   void take_queue(std::vector<Pending>& batch);
   void land(Landing landing);
-  void sync_landed(std::vector<Landing>& landings);  // REQUIRES: completer thread
+  // REQUIRES: the completer thread, or a caller committing its group.
+  void sync_landed(std::vector<Landing>& landings);
   std::shared_ptr<const rocksdb::Snapshot> take_snapshot();
   Status write_marks_now(Revision durable);  // REQUIRES: writer thread (or not started)
   Status reserve_for(Revision next);         // REQUIRES: writer thread
@@ -210,7 +221,14 @@ class GroupWriter {
   std::condition_variable landed_;
   std::vector<Landing> landing_;
   bool writer_done_ = false;
-  bool syncing_ = false;          // the completer is in a WAL sync
+  bool syncing_ = false;  // the completer (or a caller committing its group) syncs and answers
+  // The writer thread waits for work and uses none of its state (below): a caller may then take
+  // that state to commit its group (committing_here_) until it gives it back.
+  bool writer_parked_ = false;
+  bool committing_here_ = false;
+  bool writer_waits_release_ = false;  // woke while a caller had its state
+  // The last answer was of one group, with nothing queued or written behind it (see submit()).
+  bool lone_ = true;
   bool waits_for_dirty_ = false;  // the writer waits, without a deadline, for durable rows
   std::vector<std::vector<Pending>> spare_queues_;  // emptied, for queue_
   std::size_t queued_ops_ = 0;                      // ops in queue_
@@ -225,7 +243,7 @@ class GroupWriter {
   WriterStats stats_;
   std::string last_error_;
 
-  // Writer thread only.
+  // Writer thread only (or a caller committing its group, see submit()).
   Revision reserved_ = 0;
   Revision written_ = 0;  // the newest revision written (durable or not)
   Revision written_oldest_ = 0;
@@ -241,6 +259,10 @@ class GroupWriter {
   std::chrono::steady_clock::time_point checkpointed_at_;
   std::vector<Landing> landed_here_;  // sync off: batches answered on this thread
   std::vector<const Events*> events_here_;
+  // Sync on: a caller's group, synced and answered after the writer has its state back.
+  // REQUIRES: committing_here_ or syncing_ set by that caller.
+  std::vector<Landing> here_landings_;
+  std::vector<const Events*> here_events_;
   std::chrono::steady_clock::time_point marks_written_;
   std::atomic<std::int64_t> unsettled_{0};
   std::atomic<std::int64_t> unlanded_{0};  // written batches the completer has not answered
