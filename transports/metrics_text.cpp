@@ -113,6 +113,10 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
            "Times the ledger's writer thread woke to look for work: compare with commits to see "
            "wake-ups that found nothing.",
            s.writer.writer_wakeups);
+  e.single("commit_groups_here_total", "counter",
+           "Groups committed by the thread that submitted them, at light load, without a "
+           "hand-off to the ledger's writer and sync threads.",
+           s.writer.committed_here);
 }
 
 // The process_* metrics of Prometheus's client libraries, under their standard names.

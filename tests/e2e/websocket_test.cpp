@@ -297,6 +297,9 @@ TEST_CASE("GET /metrics is Prometheus text with the server's numbers", "[e2e][we
   CHECK(e.samples["tenure_commit_conflicts_total"] == 0);
   CHECK(e.types["tenure_commit_writer_wakeups_total"] == "counter");
   CHECK(e.samples["tenure_commit_writer_wakeups_total"] > 0);
+  // The test's requests come one at a time: some are committed without a hand-off.
+  CHECK(e.types["tenure_commit_groups_here_total"] == "counter");
+  CHECK(e.samples["tenure_commit_groups_here_total"] > 0);
   CHECK(e.types["tenure_replies_total"] == "counter");
   // Bounds as written by hand; every histogram has its sum (the checker insists).
   CHECK(e.samples.contains("tenure_expiry_lateness_seconds_bucket{le=\"0.001\"}"));
