@@ -589,7 +589,6 @@ void GroupWriter::complete() {
   std::vector<Landing> landings;
   std::vector<const Events*> events;
   for (;;) {
-    EventSink sink;
     {
       std::unique_lock lock(mutex_);
       // A caller syncing its own group (submit()) answers it before anything landed after it.
