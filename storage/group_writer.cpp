@@ -172,9 +172,12 @@ void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
       // completer and back would cost three thread wake-ups, most of a lone request's latency
       // besides the disk's. The caller commits it, as the writer and the completer would.
       // Only while the load is that light (lone_): under more, a caller blocked in a sync would
-      // hold back its thread's other requests from the next one.
+      // hold back its thread's other requests from the next one. A checkpoint that is due goes
+      // first, on the writer, as it would before any batch the writer takes: lone commits one
+      // after another never put it off. (The writer's state may be read here: parked, it does
+      // not change it, and nobody else has it.)
       if (lone_ && writer_parked_ && !committing_here_ && queue_.empty() && landing_.empty() &&
-          !syncing_) {
+          !syncing_ && !checkpoint_due(true)) {
         committing_here_ = true;
         syncing_ = config_.sync;  // the completer syncs nothing before this group is answered
         ++stats_.committed_here;

@@ -173,7 +173,8 @@ class GroupWriter {
                                     std::optional<Revision> checkpoint);
   // A checkpoint writes the rows changed since the last one (if any), in chunks between commits,
   // the last chunk with meta/checkpoint. REQUIRES: writer thread, healthy.
-  bool checkpoint_due(bool timed) const;  // REQUIRES: writer thread
+  // REQUIRES: writer thread, or mutex_ held while it is parked and no caller has its state.
+  bool checkpoint_due(bool timed) const;
   void start_checkpoint();
   void checkpoint_step();  // REQUIRES: a checkpoint under way
   // Adds the trim of the event log up to revision `next` to write_batch_ if it is due, never
