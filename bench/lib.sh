@@ -60,6 +60,15 @@ free_port() {
 # cpu_ticks PID: the process's user + system CPU time, in clock ticks.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# ctxt_switches PID: the voluntary and involuntary context switches of all the process's threads.
+ctxt_switches() {
+  cat /proc/"$1"/task/*/status 2>/dev/null |
+    awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ {n += $2} END {print n + 0}'
+}
+
+# group_commits METRICS_URL: a tenured's group commits so far (its WAL syncs with --sync always).
+group_commits() { curl -sf "$1" | awk '/^tenure_commit_batch_size_count/ {print $2}'; }
+
 # rss_kib PID: the process's resident set, in KiB.
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
