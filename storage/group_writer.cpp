@@ -197,6 +197,9 @@ void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
       // During a sync the writer waits for it to end (complete() wakes it) unless this many
       // ops are queued.
       if (!syncing_ || queued_ops_ >= kWriteAhead) wake_.notify_one();
+      if (gather_target_ != 0 && queued_ops_ + landed_ops_ >= gather_target_) {
+        landed_.notify_one();
+      }
       return;
     }
   }
@@ -341,6 +344,7 @@ void GroupWriter::land(Landing landing) {
   }
   {
     std::lock_guard lock(mutex_);
+    landed_ops_ += landing.ops;
     landing_.push_back(std::move(landing));
   }
   landed_.notify_one();
@@ -598,10 +602,14 @@ void GroupWriter::complete() {
       landed_.wait(lock, [&] { return !syncing_ && (!landing_.empty() || writer_done_); });
       if (landing_.empty()) break;
       landings.swap(landing_);
+      landed_ops_ = 0;
       syncing_ = true;
     }
-    sync_landed(landings);
+    std::uint64_t sync_us = sync_landed(landings);
+    std::uint64_t answered = 0;
+    for (const Landing& l : landings) answered += l.ok ? l.ops : 0;
     answer(landings, events);
+    gather(answered, sync_us);
     bool wake;
     {
       std::lock_guard lock(mutex_);
@@ -612,6 +620,27 @@ void GroupWriter::complete() {
     if (wake) wake_.notify_one();
   }
   drained_.notify_all();
+}
+
+void GroupWriter::gather(std::uint64_t answered, std::uint64_t sync_us) {
+  // Clients answered together ask again together. Syncing whatever has landed the moment a sync
+  // ends leaves most of their next requests for the sync after: the clients split into cohorts
+  // that take turns, each paying a sync of its own. Held back until half of them are in (or for
+  // half as long as the sync took), the next sync takes most of them. Measured (bench/ab): the
+  // whole cohort or the whole sync's time cost 50 connections 5-10% of their throughput; halves
+  // of both cost nothing there and gave 4 and 10 connections a third and a sixth more.
+  // A lone op waits for nothing (see submit()), and ops that do not come back (expiries, clients
+  // gone) cost at most half a sync's time.
+  if (answered <= 1 || sync_us == 0) return;
+  auto max_us = static_cast<std::uint64_t>(config_.gather_max.count());
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(std::min(sync_us / 2, max_us));
+  std::unique_lock lock(mutex_);
+  gather_target_ = queued_ops_ + landed_ops_ + answered / 2;
+  landed_.wait_until(lock, deadline, [&] {
+    return queued_ops_ + landed_ops_ >= gather_target_ || stopping_ || !healthy_.load();
+  });
+  gather_target_ = 0;
 }
 
 void GroupWriter::answer(std::vector<Landing>& landings, std::vector<const Events*>& events) {
@@ -651,7 +680,7 @@ void GroupWriter::answer(std::vector<Landing>& landings, std::vector<const Event
   drained_.notify_all();
 }
 
-void GroupWriter::sync_landed(std::vector<Landing>& landings) {
+std::uint64_t GroupWriter::sync_landed(std::vector<Landing>& landings) {
   std::uint64_t ops = 0, micros = 0, written = 0;
   Landing* newest = nullptr;
   for (Landing& l : landings) {
@@ -661,7 +690,7 @@ void GroupWriter::sync_landed(std::vector<Landing>& landings) {
     ++written;
     newest = &l;
   }
-  if (!newest) return;
+  if (!newest) return 0;
   bool failed_before;
   {
     std::lock_guard lock(mutex_);
@@ -673,7 +702,8 @@ void GroupWriter::sync_landed(std::vector<Landing>& landings) {
   // WAL it did not sync may be gone: nothing written after it counts until writes resume.
   Status status = failed_before ? Status(errc::io_error, "an earlier WAL sync failed")
                                 : Status::from(db_->SyncWAL());
-  micros += micros_since(started);
+  std::uint64_t sync_us = micros_since(started);
+  micros += sync_us;
   if (status.ok()) {
     std::lock_guard lock(view_mutex_);
     for (Landing& l : landings) {
@@ -720,6 +750,7 @@ void GroupWriter::sync_landed(std::vector<Landing>& landings) {
   // Last: try_resume() waits for this, and then finds every refusal counted and every undo kept.
   unlanded_.fetch_sub(static_cast<std::int64_t>(written));
   if (wake) wake_.notify_one();
+  return sync_us;
 }
 
 bool GroupWriter::commit(std::vector<Pending>& batch) {

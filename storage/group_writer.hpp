@@ -97,6 +97,9 @@ struct WriterConfig {
   // have passed since it (and at a clean stop).
   std::uint64_t checkpoint_ops = 65'536;
   std::chrono::milliseconds checkpoint_every{1000};
+  // The longest a sync is held back for the ops its predecessor answered to come back (see
+  // gather()); never longer than half that sync's time.
+  std::chrono::microseconds gather_max{1000};
 };
 
 // Key of the meta row that holds the revision of the last checkpoint: the lease and tenure rows
@@ -164,6 +167,10 @@ class GroupWriter {
   // Gives the writer's state back to the writer thread (woken if it has work).
   void release_writer();
   void complete();  // the completer thread (sync on)
+  // After a sync that answered `answered` ops, holds the next one back (for at most half as long
+  // as that sync took) until half of those ops have come back, on top of what waited already.
+  // REQUIRES: the completer thread, syncing_ set by it.
+  void gather(std::uint64_t answered, std::uint64_t sync_us);
   // Publishes the events of the landed batches that were written and answers every group.
   void answer(std::vector<Landing>& landings, std::vector<const Events*>& events);
   [[nodiscard]] bool commit(std::vector<Pending>& batch);
@@ -188,8 +195,9 @@ class GroupWriter {
   // Moves queue_ into `batch` (empty). REQUIRES: mutex_ held, writer thread.
   void take_queue(std::vector<Pending>& batch);
   void land(Landing landing);
+  // Returns how long the sync took (µs; 0 if nothing was synced).
   // REQUIRES: the completer thread, or a caller committing its group.
-  void sync_landed(std::vector<Landing>& landings);
+  std::uint64_t sync_landed(std::vector<Landing>& landings);
   std::shared_ptr<const rocksdb::Snapshot> take_snapshot();
   Status write_marks_now(Revision durable);  // REQUIRES: writer thread (or not started)
   Status reserve_for(Revision next);         // REQUIRES: writer thread
@@ -233,6 +241,8 @@ class GroupWriter {
   bool waits_for_dirty_ = false;  // the writer waits, without a deadline, for durable rows
   std::vector<std::vector<Pending>> spare_queues_;  // emptied, for queue_
   std::size_t queued_ops_ = 0;                      // ops in queue_
+  std::uint64_t landed_ops_ = 0;                    // ops in landing_
+  std::uint64_t gather_target_ = 0;                 // see gather(); 0: not gathering
   // Set by a failed sync: every batch written after it is refused too, until writes resume.
   bool sync_failed_ = false;
   std::vector<std::string> undo_;        // bytes of written batches that were refused

@@ -405,7 +405,8 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
                       std::max<std::uint64_t>(options.events_keep, 1),
                       o.marks_path,
                       std::max<std::uint64_t>(options.checkpoint_ops, 1),
-                      options.checkpoint_every};
+                      options.checkpoint_every,
+                      options.gather_max};
   ledger->writer_ =
       std::make_unique<GroupWriter>(ledger->db_.get(), ledger->cf_, config, revision, oldest);
   // Reserves the first block now (and records the revision as durable): a start on a full disk

@@ -57,6 +57,7 @@ struct LedgerOptions {
   // Rows changed since the last checkpoint live in the event log (see GroupWriter).
   std::uint64_t checkpoint_ops = 65'536;
   std::chrono::milliseconds checkpoint_every{1000};
+  std::chrono::microseconds gather_max{1000};  // see WriterConfig
 };
 
 class Ledger final : public LedgerStore {
