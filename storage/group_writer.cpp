@@ -381,6 +381,9 @@ void GroupWriter::try_resume() {
   // every written batch has been answered, so the undo below is complete.
   if (unsettled_.load() != 0 || unlanded_.load() != 0) return;
   rocksdb::Status s = db_->Resume();
+  // Busy: RocksDB is recovering from the error on its own. The refusals go on naming the error
+  // (a full disk), not this.
+  if (s.IsBusy()) return;
   // Batches written and then refused (their sync failed) are in the memtables: they are put
   // back as the last durable snapshot has them before anything else is written or read.
   Status status = s.ok() ? undo_refused() : Status::from(s);
