@@ -217,14 +217,7 @@ void GroupWriter::commit_here(std::vector<Pending>& batch) {
   }
 }
 
-void GroupWriter::land_here(Landing landing) {
-  if (!config_.sync) {
-    // Answered before the writer may write and answer a later batch.
-    landed_here_.push_back(std::move(landing));
-    answer(landed_here_, events_here_);
-    release_writer();
-    return;
-  }
+void GroupWriter::sync_here(Landing landing) {
   // The writer may write the next batches while this one syncs: syncing_ holds their syncs and
   // answers back until this one is answered.
   here_landings_.push_back(std::move(landing));
@@ -331,15 +324,18 @@ void GroupWriter::refuse(std::vector<Pending>& batch) {
 }
 
 void GroupWriter::land(Landing landing) {
-  // Set only while this thread has the writer's state, committing a caller's group (submit()).
-  if (committing_here_) {
-    land_here(std::move(landing));
-    return;
-  }
+  // committing_here_ is set only while this thread has the writer's state, committing a caller's
+  // group (submit()).
   if (!config_.sync) {
-    // Nothing to wait for: answered here, without a hand-off to the completer.
+    // Nothing to wait for: answered here, without a hand-off to the completer (a caller's group
+    // before the writer may write and answer a later batch).
     landed_here_.push_back(std::move(landing));
     answer(landed_here_, events_here_);
+    if (committing_here_) release_writer();
+    return;
+  }
+  if (committing_here_) {
+    sync_here(std::move(landing));
     return;
   }
   {

@@ -163,7 +163,8 @@ class GroupWriter {
   // The caller commits its group as the writer would, and syncs and answers it as the completer
   // would. REQUIRES: committing_here_ (and syncing_ with sync on) set by submit().
   void commit_here(std::vector<Pending>& batch);
-  void land_here(Landing landing);
+  // Syncs and answers a caller's written group (sync on), the writer's state given back first.
+  void sync_here(Landing landing);
   // Gives the writer's state back to the writer thread (woken if it has work).
   void release_writer();
   void complete();  // the completer thread (sync on)
