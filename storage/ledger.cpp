@@ -118,6 +118,11 @@ rocksdb::Options make_options(const LedgerOptions& options, rocksdb::Env* env) {
 std::vector<rocksdb::ColumnFamilyDescriptor> families() {
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.write_buffer_size = 16ull << 20;
+  // The first two levels take every flush and most compactions, and snappy there was ~6% of the
+  // daemon's CPU at 50 x 16 (docs/benchmarks.md): they stay uncompressed; deeper levels, where
+  // history settles, are compressed.
+  cf_options.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression};
+  cf_options.compression_per_level.resize(cf_options.num_levels, rocksdb::kSnappyCompression);
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
