@@ -1,5 +1,6 @@
 #include "storage/group_writer.hpp"
 
+#include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 #include <spdlog/spdlog.h>
@@ -97,8 +98,12 @@ constexpr std::size_t kSpareQueues = 4;
 // would otherwise wait for it (a random-key insert costs ~1 µs).
 constexpr std::size_t kCheckpointChunk = 1024;
 
-// Events are trimmed in steps, not on every batch, to keep range tombstones few.
+// The oldest kept event moves in steps, not on every batch: each step is a meta row.
 constexpr std::uint64_t kEventTrimStep = 4096;
+// Trimmed events leave the disk a table file at a time (drop_trimmed_events), looked for when
+// the oldest kept event has moved this far, about a flush's worth: the MANIFEST write that drops
+// them stays rare. A short log is looked at on every move.
+constexpr std::uint64_t kEventDropStep = 65'536;
 
 }  // namespace
 
@@ -459,6 +464,7 @@ void GroupWriter::run() {
     }
     if (healthy_.load() && checkpoint_due(true)) start_checkpoint();
     if (healthy_.load() && checkpointing_) checkpoint_step();
+    if (healthy_.load()) drop_trimmed_events();
     if (batch.empty()) {
       if (!healthy_.load()) {
         try_resume();
@@ -476,6 +482,7 @@ void GroupWriter::run() {
   while (healthy_.load() && checkpointing_) checkpoint_step();
   if (healthy_.load()) start_checkpoint();
   while (healthy_.load() && checkpointing_) checkpoint_step();
+  if (healthy_.load()) drop_trimmed_events();
 }
 
 void GroupWriter::take_queue(std::vector<Pending>& batch) {
@@ -785,11 +792,26 @@ bool GroupWriter::trim_events(Revision next, Revision checkpoint, Revision& new_
   Revision trim_to = std::min(next - std::min(next, config_.events_keep) + 1, checkpoint + 1);
   if (trim_to <= written_oldest_ + kEventTrimStep + 1) return true;
   new_oldest = trim_to;
-  rocksdb::WriteBatch& wb = *write_batch_;
-  // From "", not BE64(0): a tombstone key outside the insert-hint prefix domain (see
-  // Ledger::open) does not disturb the hint, which RocksDB shares with the tombstone table.
-  return wb.DeleteRange(cf_.events, "", big_endian(new_oldest)).ok() &&
-         wb.Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
+  // Only the bound moves here: nothing reads below it, and the events under it leave the disk
+  // later, whole files at a time (drop_trimmed_events).
+  return write_batch_->Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
+}
+
+void GroupWriter::drop_trimmed_events() {
+  // Only below the durable bound: a crash must never find the bound older than the first event.
+  Revision oldest = oldest_revision_.load();
+  std::uint64_t step = std::clamp(config_.events_keep / 16, kEventTrimStep, kEventDropStep);
+  if (oldest < events_dropped_below_ + step) return;
+  events_dropped_below_ = oldest;
+  // Not a range tombstone: the log is appended in key order, so its flushes reach the lower
+  // levels by trivial moves, and a tombstone below them made every compaction of the log
+  // rewrite all the live events it overlapped (write amplification 3.8 at 50 x 16, a fifth of
+  // the daemon's CPU; docs/benchmarks.md).
+  std::string end = big_endian(oldest);
+  rocksdb::Slice end_key(end);
+  rocksdb::Status s = rocksdb::DeleteFilesInRange(db_, cf_.events, nullptr, &end_key, false);
+  // Not a fault of the ledger: the files are dropped at the next step.
+  if (!s.ok()) spdlog::warn("cannot drop trimmed events' files: {}", s.ToString());
 }
 
 bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,

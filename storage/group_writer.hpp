@@ -188,6 +188,9 @@ class GroupWriter {
   // Adds the trim of the event log up to revision `next` to write_batch_ if it is due, never
   // above `checkpoint`; `new_oldest` is the oldest event kept then. False if it cannot.
   [[nodiscard]] bool trim_events(Revision next, Revision checkpoint, Revision& new_oldest);
+  // Deletes the table files that hold only events below the durable oldest revision.
+  // REQUIRES: writer thread, healthy.
+  void drop_trimmed_events();
   // Records the rows and ended tenures of durable ops (the tenures moved out of them), then
   // forgets what a landed `checkpoint` wrote. REQUIRES: view_mutex_ held.
   void record_dirty(std::vector<Pending>& batch, Revision revision,
@@ -259,6 +262,7 @@ class GroupWriter {
   Revision reserved_ = 0;
   Revision written_ = 0;  // the newest revision written (durable or not)
   Revision written_oldest_ = 0;
+  Revision events_dropped_below_ = 0;
   Revision checkpoint_written_ = 0;  // events above it are never trimmed
   struct Checkpoint {
     Revision at = 0;        // the rows are complete up to it once every key is written

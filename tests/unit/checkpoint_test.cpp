@@ -1,6 +1,8 @@
 // Lease and tenure rows are written at checkpoints; between two, the events' journals are their
 // only durable copy (see GroupWriter). A crash there loses nothing acknowledged, reads see what
 // no checkpoint has written yet, and a journal that cannot be read is damage (§6).
+#include <rocksdb/db.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 
@@ -127,6 +129,64 @@ TEST_CASE("events above the checkpoint are never trimmed", "[checkpoint]") {
   auto held = f.list("tr/", 10'000);
   REQUIRE_FALSE(held.error);
   CHECK(held.leases.size() == 5000);
+}
+
+// Opens the closed ledger at `dir` as a plain RocksDB and runs `look` on it and the events'
+// column family.
+template <class Look>
+void with_raw_ledger(const std::string& dir, Look look) {
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir, test::ledger_families(), &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  look(*db, handles[3]);
+  for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
+  REQUIRE(db->Close().ok());
+}
+
+TEST_CASE("trimmed events leave the disk as whole table files, not as tombstones", "[checkpoint]") {
+  EngineConfig config;
+  config.events_keep = 10;
+  config.sync = false;
+  EngineFixture f(config);
+  auto write = [&](int round) {
+    for (int i = 0; i < 5000; ++i) {
+      std::string key = "dr/" + std::to_string(round) + "/" + std::to_string(i);
+      REQUIRE(f.acquire(key, "a", 600'000).status == AcquireStatus::acquired);
+    }
+  };
+  write(0);
+  f.close();
+  // The first 5,000 events in a table file of their own, moved down as RocksDB moves the log's
+  // flushes (files in level 0 are not dropped, only those below it).
+  with_raw_ledger(f.data_dir(), [](rocksdb::DB& db, rocksdb::ColumnFamilyHandle* events) {
+    REQUIRE(db.CompactRange(rocksdb::CompactRangeOptions(), events, nullptr, nullptr).ok());
+  });
+  f.open();
+  write(1);
+  Revision oldest = f.engine().oldest_revision();
+  f.close();
+  REQUIRE(oldest > 5000);
+
+  with_raw_ledger(f.data_dir(), [&](rocksdb::DB& db, rocksdb::ColumnFamilyHandle* events) {
+    std::vector<rocksdb::LiveFileMetaData> files;
+    db.GetLiveFilesMetaData(&files);
+    std::size_t event_files = 0;
+    for (const auto& file : files) {
+      if (file.column_family_name != "events") continue;
+      ++event_files;
+      INFO("table file " << file.name << " at level " << file.level);
+      CHECK(storage::from_big_endian(file.largestkey) >= oldest);
+      CHECK(file.num_deletions == 0);  // no tombstone was written
+    }
+    CHECK(event_files > 0);
+    // What is left of the log starts at or below the oldest kept event: nothing kept is missing.
+    std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions(), events));
+    it->SeekToFirst();
+    REQUIRE(it->Valid());
+    CHECK(storage::from_big_endian(it->key().ToStringView()) <= oldest);
+    REQUIRE(it->status().ok());
+  });
 }
 
 TEST_CASE("an undecodable event above the checkpoint is refused, then recovered", "[checkpoint]") {
