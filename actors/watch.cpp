@@ -68,6 +68,17 @@ void Watch::replay(EngineCore& core, Revision next) {
                                                             std::to_string(dropped_through_) +
                                                             " are missing from the event log");
   }
+  // Trimmed while this watch read more slowly than the log grew: ended as one that started
+  // too far back, never with a gap.
+  if (status.ok() && !chunk.empty() && chunk.front().revision > next) {
+    cancelled_ = true;
+    buffered_.clear();
+    lock.unlock();
+    core.bus.unsubscribe(this);
+    Revision oldest = std::max(core.ledger->oldest_revision(), chunk.front().revision);
+    if (auto sink = sink_.lock()) sink->on_watch_compacted(id_, oldest);
+    return;
+  }
   if (!status.ok()) {
     cancelled_ = true;
     buffered_.clear();

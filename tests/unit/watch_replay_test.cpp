@@ -1,0 +1,104 @@
+// A watch replaying the log while the log is trimmed under it: it must end `compacted`, never
+// deliver past a gap. A ledger of its own (TrimmedLog) makes the trim come between two chunks.
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/engine_core.hpp"
+#include "actors/watch.hpp"
+#include "core/clock.hpp"
+
+using namespace tenure;
+
+namespace {
+
+constexpr Revision kNewest = 5000;
+
+// Events 1..kNewest; once the first chunk is read, everything below `trim_to` is gone.
+class TrimmedLog : public storage::LedgerStore {
+ public:
+  explicit TrimmedLog(Revision trim_to) : trim_to_(trim_to) {}
+
+  storage::Status events_from(Revision from, std::size_t limit,
+                              std::vector<Event>& events) const override {
+    events.clear();
+    Revision first = reads_++ == 0 ? from : std::max(from, trim_to_);
+    for (Revision r = first; r <= kNewest && events.size() < limit; ++r) {
+      Event e;
+      e.key = "k";
+      e.revision = r;
+      events.push_back(std::move(e));
+    }
+    return {};
+  }
+  Revision revision() const override { return kNewest; }
+  Revision oldest_revision() const override { return reads_ > 1 ? trim_to_ : 1; }
+
+  storage::Status load(std::string_view, storage::LoadedState&) const override { return {}; }
+  storage::Status scan_leases(
+      const std::function<void(std::string, storage::LoadedState)>&) const override {
+    return {};
+  }
+  storage::Status list(std::string_view, std::string_view, std::size_t, Millis,
+                       std::vector<storage::LeaseRow>&, bool&) const override {
+    return {};
+  }
+  storage::Status history(std::string_view, Token, std::size_t, std::vector<TenureRecord>&,
+                          bool&) const override {
+    return {};
+  }
+  storage::Status compact_history(Millis, std::size_t&) override { return {}; }
+  storage::Status backup(const std::string&) const override { return {}; }
+  void submit(std::vector<storage::WriteOp>, storage::CommitDone) override {}
+  void refusal_settled() override {}
+  void set_event_sink(storage::EventSink) override {}
+  void flush() override {}
+  void stop() override {}
+  bool healthy() const override { return true; }
+  Token token_floor() const override { return 0; }
+  const std::string& recovery_note() const override { return note_; }
+  storage::WriterStats stats() const override { return {}; }
+  std::string last_error() const override { return {}; }
+
+ private:
+  Revision trim_to_;
+  mutable int reads_ = 0;
+  std::string note_;
+};
+
+struct Recorder : WatchSink {
+  void on_watch_events(std::uint64_t, const EventBatch& events) override {
+    for (const Event& e : *events) revisions.push_back(e.revision);
+  }
+  void on_watch_compacted(std::uint64_t, Revision at) override { oldest = at; }
+  void on_watch_failed(std::uint64_t, Revision, const std::string&) override { failed = true; }
+
+  std::vector<Revision> revisions;
+  std::optional<Revision> oldest;
+  bool failed = false;
+};
+
+}  // namespace
+
+TEST_CASE("a replay the trim overtakes ends compacted, with no gap", "[watch]") {
+  boost::asio::io_context io;
+  MockClock clock;
+  EngineConfig config;
+  config.shards = 1;
+  EngineCore core(io, clock, config, std::make_unique<TrimmedLog>(3000));
+  auto recorder = std::make_shared<Recorder>();
+  auto watch = std::make_shared<Watch>(1, WatchFilter{}, recorder);
+
+  watch->start(core, Revision{1});
+  io.run();
+
+  // The first chunk (1..1024) went out; the next read found 3000 first, and the watch ended.
+  REQUIRE_FALSE(recorder->revisions.empty());
+  CHECK(recorder->revisions.front() == 1);
+  for (std::size_t i = 1; i < recorder->revisions.size(); ++i) {
+    REQUIRE(recorder->revisions[i] == recorder->revisions[i - 1] + 1);
+  }
+  CHECK(recorder->revisions.back() < 3000);
+  REQUIRE(recorder->oldest);
+  CHECK(*recorder->oldest == 3000);
+  CHECK_FALSE(recorder->failed);
+}
