@@ -14,7 +14,29 @@ DirtyKey& DirtyRows::entry(std::string_view key) {
     }
     it = keys_.emplace(std::string(key), std::move(fresh)).first;
   }
+  list(key, it->second);
   return it->second;
+}
+
+void DirtyRows::list(std::string_view key, DirtyKey& e) {
+  if (e.listed_in == generation_) return;
+  e.listed_in = generation_;
+  listed_.bytes.append(key);
+  listed_.ends.push_back(listed_.bytes.size());
+}
+
+void DirtyRows::take_listed(KeyList& out) {
+  std::swap(out, listed_);
+  listed_.bytes.clear();
+  listed_.ends.clear();
+  ++generation_;
+}
+
+void DirtyRows::relist_all() {
+  listed_.bytes.clear();
+  listed_.ends.clear();
+  ++generation_;
+  for (auto& [key, e] : keys_) list(key, e);
 }
 
 void DirtyRows::keep_spare(std::string&& row) {
@@ -47,18 +69,27 @@ void DirtyRows::add_tenure(std::string_view key, TenureRecord&& record, Revision
   entry(key).tenures.emplace_back(revision, std::move(record));
 }
 
-void DirtyRows::drop_upto(Revision revision) {
-  boost::unordered::erase_if(keys_, [&](auto& entry) {
-    DirtyKey& e = entry.second;
+void DirtyRows::drop_listed(const KeyList& keys, std::size_t& next, std::size_t count,
+                            Revision revision) {
+  std::size_t end = std::min(keys.ends.size(), next + count);
+  for (; next < end; ++next) {
+    std::size_t begin = next == 0 ? 0 : keys.ends[next - 1];
+    std::string_view key(keys.bytes.data() + begin, keys.ends[next] - begin);
+    auto it = keys_.find(key);
+    if (it == keys_.end()) continue;  // listed twice, or dropped by an earlier checkpoint
+    DirtyKey& e = it->second;
     if (e.row && e.row_revision <= revision) {
       keep_spare(std::move(*e.row));
       e.row.reset();
     }
     std::erase_if(e.tenures, [&](const auto& t) { return t.first <= revision; });
-    if (e.row || !e.tenures.empty()) return false;
+    if (e.row || !e.tenures.empty()) {
+      list(key, e);  // changed while the checkpoint was written: the next one writes it
+      continue;
+    }
     keep_spare(std::move(e.tenures));
-    return true;
-  });
+    keys_.erase(it);
+  }
 }
 
 const DirtyKey* DirtyRows::find(std::string_view key) const {

@@ -19,6 +19,7 @@ struct DirtyKey {
   Revision row_revision = 0;
   // Ended tenures, oldest first, with the revision of the op that ended them.
   std::vector<std::pair<Revision, TenureRecord>> tenures;
+  std::uint64_t listed_in = 0;  // the generation of the key list that has this key
 };
 
 class DirtyRows {
@@ -36,11 +37,23 @@ class DirtyRows {
  public:
   // Unordered: an op costs one hash lookup; the rare reads that need key order sort.
   using Map = boost::unordered_flat_map<std::string, DirtyKey, Hash, Eq>;
+  // Keys one after the other in `bytes`, each ending at its entry of `ends`.
+  struct KeyList {
+    std::string bytes;
+    std::vector<std::size_t> ends;
+  };
 
   void put_row(std::string_view key, std::string_view row, Revision revision);
   void add_tenure(std::string_view key, TenureRecord&& record, Revision revision);
-  // Forgets what a checkpoint at `revision` wrote to the column families.
-  void drop_upto(Revision revision);
+  // Forgets what a checkpoint at `revision` wrote to the column families, for the keys of its
+  // list from `next` on, at most `count` of them; `next` moves past them. What stays (changed
+  // since) is listed again for the next checkpoint.
+  void drop_listed(const KeyList& keys, std::size_t& next, std::size_t count, Revision revision);
+  // Hands over the keys changed since the last call (or relist_all()), in `out` (whose buffers
+  // the next list reuses): what a checkpoint must write, without a walk over every key.
+  void take_listed(KeyList& out);
+  // Lists every key again: after a checkpoint was refused or undone, its keys are unwritten.
+  void relist_all();
 
   const DirtyKey* find(std::string_view key) const;
   const Map& keys() const { return keys_; }
@@ -51,6 +64,7 @@ class DirtyRows {
 
  private:
   DirtyKey& entry(std::string_view key);
+  void list(std::string_view key, DirtyKey& e);
   // Keeps a dropped buffer for the next key to be written, up to kMaxSpares of each kind.
   void keep_spare(std::string&& row);
   void keep_spare(std::vector<std::pair<Revision, TenureRecord>>&& tenures);
@@ -59,6 +73,8 @@ class DirtyRows {
   // tenure lists' buffers spares an allocation per op in steady state.
   static constexpr std::size_t kMaxSpares = 65'536;
   Map keys_;
+  KeyList listed_;
+  std::uint64_t generation_ = 1;
   std::vector<std::string> spare_rows_;
   std::vector<std::vector<std::pair<Revision, TenureRecord>>> spare_tenures_;
   Revision revision_ = 0;

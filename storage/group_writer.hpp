@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <memory_resource>
@@ -185,6 +186,8 @@ class GroupWriter {
   bool checkpoint_due(bool timed) const;
   void start_checkpoint();
   void checkpoint_step();  // REQUIRES: a checkpoint under way
+  // Drops a chunk of the oldest durable checkpoint's rows from dirty_. REQUIRES: writer thread.
+  void drop_step();
   // Adds the trim of the event log up to revision `next` to write_batch_ if it is due, never
   // above `checkpoint`; `new_oldest` is the oldest event kept then. False if it cannot.
   [[nodiscard]] bool trim_events(Revision next, Revision checkpoint, Revision& new_oldest);
@@ -192,7 +195,7 @@ class GroupWriter {
   // REQUIRES: writer thread, healthy.
   void drop_trimmed_events();
   // Records the rows and ended tenures of durable ops (the tenures moved out of them), then
-  // forgets what a landed `checkpoint` wrote. REQUIRES: view_mutex_ held.
+  // records that a landed `checkpoint` is durable. REQUIRES: view_mutex_ held.
   void record_dirty(std::vector<Pending>& batch, Revision revision,
                     std::optional<Revision> checkpoint);
   void refuse(std::vector<Pending>& batch);
@@ -265,11 +268,20 @@ class GroupWriter {
   Revision events_dropped_below_ = 0;
   Revision checkpoint_written_ = 0;  // events above it are never trimmed
   struct Checkpoint {
-    Revision at = 0;        // the rows are complete up to it once every key is written
-    std::string key_bytes;  // the keys dirty at its start, one after the other
-    KeyOrder keys;          // into key_bytes
+    Revision at = 0;            // the rows are complete up to it once every key is written
+    DirtyRows::KeyList listed;  // the keys changed since the last checkpoint began
+    KeyOrder keys;              // into listed
   };
   std::optional<Checkpoint> checkpointing_;
+  // Written checkpoints whose keys' rows are dropped from dirty_ once they are durable, a chunk
+  // per turn of the writer (drop_step).
+  struct Dropping {
+    Revision at = 0;
+    DirtyRows::KeyList keys;
+    std::size_t next = 0;
+  };
+  std::deque<Dropping> dropping_;
+  DirtyRows::KeyList spare_listed_;          // a dropped checkpoint's list, reused
   std::atomic<Revision> dirty_revision_{0};  // dirty_.revision(), read without view_mutex_
   std::uint64_t ops_since_checkpoint_ = 0;
   std::chrono::steady_clock::time_point checkpointed_at_;

@@ -1,0 +1,104 @@
+// DirtyRows lists each key changed since the last checkpoint began once, and forgets a
+// checkpoint's rows key by key, keeping (and listing again) what changed after it.
+#include "storage/dirty_rows.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+using namespace tenure;
+using tenure::storage::DirtyRows;
+
+namespace {
+
+std::vector<std::string> keys_of(const DirtyRows::KeyList& list) {
+  std::vector<std::string> keys;
+  std::size_t begin = 0;
+  for (std::size_t end : list.ends) {
+    keys.emplace_back(list.bytes.substr(begin, end - begin));
+    begin = end;
+  }
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("each changed key is listed once per checkpoint", "[checkpoint]") {
+  DirtyRows rows;
+  rows.put_row("a", "a1", 1);
+  rows.put_row("b", "b1", 2);
+  rows.put_row("a", "a2", 3);
+  DirtyRows::KeyList first;
+  rows.take_listed(first);
+  CHECK(keys_of(first) == std::vector<std::string>{"a", "b"});
+
+  rows.put_row("b", "b2", 4);  // changed again after the list was taken
+  DirtyRows::KeyList second;
+  rows.take_listed(second);
+  CHECK(keys_of(second) == std::vector<std::string>{"b"});
+
+  DirtyRows::KeyList none;
+  rows.take_listed(none);
+  CHECK(none.ends.empty());
+}
+
+TEST_CASE("a durable checkpoint's rows are forgotten; newer ones stay and are listed again",
+          "[checkpoint]") {
+  DirtyRows rows;
+  rows.put_row("a", "a1", 1);
+  rows.put_row("b", "b1", 2);
+  rows.put_row("c", "c1", 3);
+  DirtyRows::KeyList checkpoint;
+  rows.take_listed(checkpoint);  // a checkpoint at revision 3
+  rows.put_row("b", "b2", 5);    // while it is written
+  DirtyRows::KeyList next;
+  rows.take_listed(next);  // the next checkpoint's list: b
+
+  std::size_t at = 0;
+  rows.drop_listed(checkpoint, at, 2, 3);  // a chunk: a, b
+  CHECK(at == 2);
+  CHECK(rows.find("a") == nullptr);
+  REQUIRE(rows.find("b") != nullptr);
+  CHECK(*rows.find("b")->row == "b2");
+  CHECK(rows.find("c") != nullptr);  // not reached yet
+  rows.drop_listed(checkpoint, at, 2, 3);
+  CHECK(at == 3);
+  CHECK(rows.find("c") == nullptr);
+
+  std::size_t from = 0;
+  rows.drop_listed(next, from, 10, 5);
+  CHECK(rows.empty());
+}
+
+TEST_CASE(
+    "a row changed at the checkpoint's revision + 1 before the list was taken is listed "
+    "again when the checkpoint is dropped",
+    "[checkpoint]") {
+  DirtyRows rows;
+  rows.put_row("k", "k1", 4);  // an op without events counts as above the revision (3)
+  DirtyRows::KeyList checkpoint;
+  rows.take_listed(checkpoint);
+  std::size_t at = 0;
+  rows.drop_listed(checkpoint, at, 10, 3);
+  REQUIRE(rows.find("k") != nullptr);
+  DirtyRows::KeyList next;
+  rows.take_listed(next);
+  CHECK(keys_of(next) == std::vector<std::string>{"k"});
+}
+
+TEST_CASE("relisting lists every dirty key, once", "[checkpoint]") {
+  DirtyRows rows;
+  rows.put_row("a", "a1", 1);
+  rows.put_row("b", "b1", 2);
+  DirtyRows::KeyList refused;
+  rows.take_listed(refused);
+  rows.put_row("c", "c1", 3);
+  rows.relist_all();
+  rows.put_row("c", "c2", 4);
+  DirtyRows::KeyList all;
+  rows.take_listed(all);
+  auto keys = keys_of(all);
+  std::sort(keys.begin(), keys.end());
+  CHECK(keys == std::vector<std::string>{"a", "b", "c"});
+}
