@@ -5,7 +5,7 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build-bench}
 BENCH=$BUILD_DIR/bench/tenure-bench
-TENURED=$BUILD_DIR/apps/tenured/tenured
+TENURED=${TENURED:-$BUILD_DIR/apps/tenured/tenured}  # another build: bench/expiry A/B
 ALLOC_COUNT=$BUILD_DIR/bench/libtenure-alloc-count.so
 
 log() { echo "$NAME: $*" >&2; }
