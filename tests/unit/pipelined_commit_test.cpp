@@ -139,6 +139,14 @@ void submit(Ledger& ledger, const std::string& key, Outcome& outcome, std::atomi
   ledger.writer().submit(std::move(ops), outcome.done(counter));
 }
 
+// Submits an acquire of `key` and waits for it to be committed.
+void commit(Ledger& ledger, const std::string& key, std::atomic<int>& counter) {
+  Outcome outcome;
+  submit(ledger, key, outcome, counter);
+  REQUIRE(outcome.answered());
+  REQUIRE(outcome.ok);
+}
+
 // Enough ops that the writer writes them while a sync runs, rather than wait for its end.
 constexpr int kMany = 64;
 
@@ -250,12 +258,7 @@ TEST_CASE("a failed sync refuses its batch and every batch written after it, and
           "[group_commit]") {
   GatedLedger g;
   std::atomic<int> counter{0};
-  {
-    Outcome kept;
-    submit(*g.ledger, "kept", kept, counter);
-    REQUIRE(kept.answered());
-    REQUIRE(kept.ok);
-  }
+  commit(*g.ledger, "kept", counter);
   Ledger& ledger = *g.ledger;
   Revision durable = ledger.revision();
 
@@ -308,10 +311,7 @@ TEST_CASE("a failed sync refuses its batch and every batch written after it, and
 TEST_CASE("the keys of a refused checkpoint are written by the next one", "[group_commit]") {
   GatedLedger g([](LedgerOptions& o) { o.checkpoint_every = std::chrono::milliseconds(50); });
   std::atomic<int> counter{0};
-  Outcome kept;
-  submit(*g.ledger, "kept", kept, counter);
-  REQUIRE(kept.answered());
-  REQUIRE(kept.ok);
+  commit(*g.ledger, "kept", counter);
   Ledger& ledger = *g.ledger;
 
   // The timed checkpoint writes "kept"'s row and meta/checkpoint; its sync fails.
