@@ -131,19 +131,6 @@ TEST_CASE("events above the checkpoint are never trimmed", "[checkpoint]") {
   CHECK(held.leases.size() == 5000);
 }
 
-// Opens the closed ledger at `dir` as a plain RocksDB and runs `look` on it and the events'
-// column family.
-template <class Look>
-void with_raw_ledger(const std::string& dir, Look look) {
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir, test::ledger_families(), &handles, &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
-  look(*db, handles[3]);
-  for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
-  REQUIRE(db->Close().ok());
-}
-
 TEST_CASE("trimmed events leave the disk as whole table files, not as tombstones", "[checkpoint]") {
   EngineConfig config;
   config.events_keep = 10;
@@ -159,8 +146,8 @@ TEST_CASE("trimmed events leave the disk as whole table files, not as tombstones
   f.close();
   // The first 5,000 events in a table file of their own, moved down as RocksDB moves the log's
   // flushes (files in level 0 are not dropped, only those below it).
-  with_raw_ledger(f.data_dir(), [](rocksdb::DB& db, rocksdb::ColumnFamilyHandle* events) {
-    REQUIRE(db.CompactRange(rocksdb::CompactRangeOptions(), events, nullptr, nullptr).ok());
+  test::with_raw_ledger(f.data_dir(), [](rocksdb::DB& db, const auto& handles) {
+    return db.CompactRange(rocksdb::CompactRangeOptions(), handles[3], nullptr, nullptr);
   });
   f.open();
   write(1);
@@ -168,7 +155,7 @@ TEST_CASE("trimmed events leave the disk as whole table files, not as tombstones
   f.close();
   REQUIRE(oldest > 5000);
 
-  with_raw_ledger(f.data_dir(), [&](rocksdb::DB& db, rocksdb::ColumnFamilyHandle* events) {
+  test::with_raw_ledger(f.data_dir(), [&](rocksdb::DB& db, const auto& handles) {
     std::vector<rocksdb::LiveFileMetaData> files;
     db.GetLiveFilesMetaData(&files);
     std::size_t event_files = 0;
@@ -181,11 +168,11 @@ TEST_CASE("trimmed events leave the disk as whole table files, not as tombstones
     }
     CHECK(event_files > 0);
     // What is left of the log starts at or below the oldest kept event: nothing kept is missing.
-    std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions(), events));
+    std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions(), handles[3]));
     it->SeekToFirst();
     REQUIRE(it->Valid());
     CHECK(storage::from_big_endian(it->key().ToStringView()) <= oldest);
-    REQUIRE(it->status().ok());
+    return it->status();
   });
 }
 

@@ -65,20 +65,16 @@ void flip(const std::string& file, std::uintmax_t offset, std::size_t n) {
 
 // The table file of column family `family`, after flushing the memtables into table files.
 std::string flushed_table(const std::string& dir, const std::string& family) {
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = test::ledger_families();
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir, cfs, &handles, &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
-  REQUIRE(db->Flush(rocksdb::FlushOptions(), handles).ok());
-  std::vector<rocksdb::LiveFileMetaData> files;
-  db->GetLiveFilesMetaData(&files);
   std::string table;
-  for (const auto& file : files) {
-    if (file.column_family_name == family) table = file.db_path + "/" + file.name;
-  }
-  for (auto* h : handles) REQUIRE(db->DestroyColumnFamilyHandle(h).ok());
-  REQUIRE(db->Close().ok());
+  test::with_raw_ledger(dir, [&](rocksdb::DB& db, const auto& handles) {
+    REQUIRE(db.Flush(rocksdb::FlushOptions(), handles).ok());
+    std::vector<rocksdb::LiveFileMetaData> files;
+    db.GetLiveFilesMetaData(&files);
+    for (const auto& file : files) {
+      if (file.column_family_name == family) table = file.db_path + "/" + file.name;
+    }
+    return rocksdb::Status::OK();
+  });
   REQUIRE_FALSE(table.empty());
   return fs::path(table).lexically_normal().string();
 }

@@ -15,22 +15,30 @@ std::vector<rocksdb::ColumnFamilyDescriptor> ledger_families() {
           {"meta", {}}};
 }
 
-void put_raw(const std::string& dir, std::size_t family, const std::string& key,
-             const std::string& value) {
+void with_raw_ledger(const std::string& dir,
+                     const std::function<rocksdb::Status(
+                         rocksdb::DB&, const std::vector<rocksdb::ColumnFamilyHandle*>&)>& look) {
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(rocksdb::Options(), dir, ledger_families(), &handles, &raw);
   if (!s.ok()) throw std::runtime_error("cannot open the ledger: " + s.ToString());
   std::unique_ptr<rocksdb::DB> db(raw);
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  s = db->Put(wo, handles.at(family), key, value);
+  s = look(*db, handles);
   for (auto* h : handles) {
     rocksdb::Status destroyed = db->DestroyColumnFamilyHandle(h);
     if (s.ok()) s = destroyed;
   }
   if (rocksdb::Status closed = db->Close(); s.ok()) s = closed;
-  if (!s.ok()) throw std::runtime_error("cannot write the ledger: " + s.ToString());
+  if (!s.ok()) throw std::runtime_error("cannot use the ledger: " + s.ToString());
+}
+
+void put_raw(const std::string& dir, std::size_t family, const std::string& key,
+             const std::string& value) {
+  with_raw_ledger(dir, [&](rocksdb::DB& db, const auto& handles) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    return db.Put(wo, handles.at(family), key, value);
+  });
 }
 
 EngineFixture::EngineFixture(EngineConfig config, const Clock* clock)

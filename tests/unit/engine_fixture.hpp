@@ -5,6 +5,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -26,6 +27,11 @@ Result call(Engine& engine, void (Engine::*op)(Request, Reply<Result>), Request 
 
 // The column families of a ledger, for opening it with RocksDB itself in a test.
 std::vector<rocksdb::ColumnFamilyDescriptor> ledger_families();
+// Opens the closed ledger at `dir` with RocksDB itself, runs `look` on it and its column
+// families (in ledger_families()'s order), and closes it. Throws if any of it fails.
+void with_raw_ledger(const std::string& dir,
+                     const std::function<rocksdb::Status(
+                         rocksdb::DB&, const std::vector<rocksdb::ColumnFamilyHandle*>&)>& look);
 // Puts `value` at `key` of the column family `family` (as in ledger_families()) of a closed
 // ledger, through RocksDB itself, behind the engine's back.
 void put_raw(const std::string& dir, std::size_t family, const std::string& key,
