@@ -99,8 +99,6 @@ constexpr std::size_t kSpareQueues = 4;
 constexpr std::size_t kCheckpointChunk = 1024;
 // Keys per step of forgetting a durable checkpoint's rows (a hash lookup each, ~0.1 µs).
 constexpr std::size_t kDropChunk = 4096;
-// How soon a writer with nothing else to do looks again whether a checkpoint it wrote is durable.
-constexpr auto kDropPoll = std::chrono::milliseconds(10);
 
 // The oldest kept event moves in steps, not on every batch: each step is a meta row.
 constexpr std::uint64_t kEventTrimStep = 4096;
@@ -429,7 +427,12 @@ void GroupWriter::run() {
           return (!queue_.empty() && (!syncing_ || queued_ops_ >= kWriteAhead)) || stopping_ ||
                  !healthy_.load();
         };
-        auto work = [&] { return ready() || checkpointing_ || checkpoint_due(false); };
+        // A durable checkpoint's rows to forget: a writer waiting with nothing dirty is woken
+        // when the checkpoint becomes durable; one waiting for a checkpoint's time, then.
+        auto drops = [&] {
+          return !dropping_.empty() && dropping_.front().at <= checkpoint_durable_.load();
+        };
+        auto work = [&] { return ready() || checkpointing_ || checkpoint_due(false) || drops(); };
         // Rows awaiting a checkpoint get it on time even when no write comes to wake the writer.
         auto dirty = [&] { return dirty_revision_.load() > checkpoint_written_; };
         // While parked, a caller may take the writer's state to commit its group (submit()):
@@ -442,11 +445,6 @@ void GroupWriter::run() {
               auto deadline = checkpointed_at_ + config_.checkpoint_every;
               if (wake_.wait_until(lock, deadline) == std::cv_status::timeout) {
                 if (!committing_here_) break;  // a checkpoint is due
-                continue;
-              }
-            } else if (!dropping_.empty()) {
-              if (wake_.wait_for(lock, kDropPoll) == std::cv_status::timeout) {
-                if (!committing_here_) break;  // drop what a durable checkpoint wrote
                 continue;
               }
             } else {

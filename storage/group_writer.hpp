@@ -229,7 +229,7 @@ class GroupWriter {
   // Guards dirty_ and the publication of each durable revision and snapshot with it.
   mutable std::mutex view_mutex_;
   DirtyRows dirty_;
-  Revision checkpoint_durable_ = 0;
+  std::atomic<Revision> checkpoint_durable_{0};  // also read by the writer's wait, unguarded
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable drained_;
