@@ -49,8 +49,7 @@ void DirtyRows::keep_spare(std::vector<std::pair<Revision, TenureRecord>>&& tenu
   spare_tenures_.push_back(std::move(tenures));
 }
 
-void DirtyRows::put_row(std::string_view key, std::string_view row, Revision revision) {
-  DirtyKey& e = entry(key);
+void DirtyRows::set_row(DirtyKey& e, std::string_view row, Revision revision) {
   // Copied into the entry's own buffer, which a key written again before its checkpoint
   // reuses; the op's buffer goes back to its shard.
   if (!e.row) {
@@ -65,8 +64,16 @@ void DirtyRows::put_row(std::string_view key, std::string_view row, Revision rev
   e.row_revision = revision;
 }
 
-void DirtyRows::add_tenure(std::string_view key, TenureRecord&& record, Revision revision) {
-  entry(key).tenures.emplace_back(revision, std::move(record));
+void DirtyRows::record(std::string_view key, const std::optional<std::string>& row,
+                       TenureRecords& tenures, Revision revision) {
+  bool ended = std::any_of(tenures.begin(), tenures.end(),
+                           [](const TenureRecord& t) { return t.ended_at.has_value(); });
+  if (!row && !ended) return;
+  DirtyKey& e = entry(key);
+  if (row) set_row(e, *row, revision);
+  for (TenureRecord& t : tenures) {
+    if (t.ended_at) e.tenures.emplace_back(revision, std::move(t));
+  }
 }
 
 void DirtyRows::drop_listed(const KeyList& keys, std::size_t& next, std::size_t count,

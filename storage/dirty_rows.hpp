@@ -43,8 +43,10 @@ class DirtyRows {
     std::vector<std::size_t> ends;
   };
 
-  void put_row(std::string_view key, std::string_view row, Revision revision);
-  void add_tenure(std::string_view key, TenureRecord&& record, Revision revision);
+  // One op's changes with one lookup of its key: its new row, if any, and the tenures it ended
+  // (moved out of `tenures`; the live ones are left, unrecorded).
+  void record(std::string_view key, const std::optional<std::string>& row, TenureRecords& tenures,
+              Revision revision);
   // Forgets what a checkpoint at `revision` wrote to the column families, for the keys of its
   // list from `next` on, at most `count` of them; `next` moves past them. What stays (changed
   // since) is listed again for the next checkpoint.
@@ -64,6 +66,7 @@ class DirtyRows {
 
  private:
   DirtyKey& entry(std::string_view key);
+  void set_row(DirtyKey& e, std::string_view row, Revision revision);
   void list(std::string_view key, DirtyKey& e);
   // Keeps a dropped buffer for the next key to be written, up to kMaxSpares of each kind.
   void keep_spare(std::string&& row);

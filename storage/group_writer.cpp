@@ -513,10 +513,7 @@ void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision,
       // as above `revision`, so that a checkpoint at `revision` begun before it was recorded
       // does not drop it unwritten.
       Revision at = op.events.empty() ? revision + 1 : op.events.back().revision;
-      if (op.row) dirty_.put_row(op.key, *op.row, at);
-      for (TenureRecord& t : op.tenures) {
-        if (t.ended_at) dirty_.add_tenure(op.key, std::move(t), at);
-      }
+      dirty_.record(op.key, op.row, op.tenures, at);
       op.tenures.clear();
     }
   }

@@ -22,18 +22,43 @@ std::vector<std::string> keys_of(const DirtyRows::KeyList& list) {
   return keys;
 }
 
+void put_row(DirtyRows& rows, std::string_view key, std::string row, Revision revision) {
+  TenureRecords none;
+  rows.record(key, row, none, revision);
+}
+
 }  // namespace
+
+TEST_CASE("an op's ended tenures are recorded with its row, its live one is not", "[checkpoint]") {
+  DirtyRows rows;
+  TenureRecords tenures(2);
+  tenures[0].token = 1;
+  tenures[0].ended_at = 50;
+  tenures[1].token = 2;  // taken by the same op: live, its row says so
+  rows.record("k", std::string("k2"), tenures, 7);
+  const auto* k = rows.find("k");
+  REQUIRE(k != nullptr);
+  CHECK(*k->row == "k2");
+  CHECK(k->row_revision == 7);
+  REQUIRE(k->tenures.size() == 1);
+  CHECK(k->tenures[0].first == 7);
+  CHECK(k->tenures[0].second.token == 1);
+
+  TenureRecords live(1);
+  rows.record("quiet", std::nullopt, live, 8);  // nothing to write: no entry
+  CHECK(rows.find("quiet") == nullptr);
+}
 
 TEST_CASE("each changed key is listed once per checkpoint", "[checkpoint]") {
   DirtyRows rows;
-  rows.put_row("a", "a1", 1);
-  rows.put_row("b", "b1", 2);
-  rows.put_row("a", "a2", 3);
+  put_row(rows, "a", "a1", 1);
+  put_row(rows, "b", "b1", 2);
+  put_row(rows, "a", "a2", 3);
   DirtyRows::KeyList first;
   rows.take_listed(first);
   CHECK(keys_of(first) == std::vector<std::string>{"a", "b"});
 
-  rows.put_row("b", "b2", 4);  // changed again after the list was taken
+  put_row(rows, "b", "b2", 4);  // changed again after the list was taken
   DirtyRows::KeyList second;
   rows.take_listed(second);
   CHECK(keys_of(second) == std::vector<std::string>{"b"});
@@ -46,12 +71,12 @@ TEST_CASE("each changed key is listed once per checkpoint", "[checkpoint]") {
 TEST_CASE("a durable checkpoint's rows are forgotten; newer ones stay and are listed again",
           "[checkpoint]") {
   DirtyRows rows;
-  rows.put_row("a", "a1", 1);
-  rows.put_row("b", "b1", 2);
-  rows.put_row("c", "c1", 3);
+  put_row(rows, "a", "a1", 1);
+  put_row(rows, "b", "b1", 2);
+  put_row(rows, "c", "c1", 3);
   DirtyRows::KeyList checkpoint;
   rows.take_listed(checkpoint);  // a checkpoint at revision 3
-  rows.put_row("b", "b2", 5);    // while it is written
+  put_row(rows, "b", "b2", 5);    // while it is written
   DirtyRows::KeyList next;
   rows.take_listed(next);  // the next checkpoint's list: b
 
@@ -76,7 +101,7 @@ TEST_CASE(
     "again when the checkpoint is dropped",
     "[checkpoint]") {
   DirtyRows rows;
-  rows.put_row("k", "k1", 4);  // an op without events counts as above the revision (3)
+  put_row(rows, "k", "k1", 4);  // an op without events counts as above the revision (3)
   DirtyRows::KeyList checkpoint;
   rows.take_listed(checkpoint);
   std::size_t at = 0;
@@ -89,13 +114,13 @@ TEST_CASE(
 
 TEST_CASE("relisting lists every dirty key, once", "[checkpoint]") {
   DirtyRows rows;
-  rows.put_row("a", "a1", 1);
-  rows.put_row("b", "b1", 2);
+  put_row(rows, "a", "a1", 1);
+  put_row(rows, "b", "b1", 2);
   DirtyRows::KeyList refused;
   rows.take_listed(refused);
-  rows.put_row("c", "c1", 3);
+  put_row(rows, "c", "c1", 3);
   rows.relist_all();
-  rows.put_row("c", "c2", 4);
+  put_row(rows, "c", "c2", 4);
   DirtyRows::KeyList all;
   rows.take_listed(all);
   auto keys = keys_of(all);
