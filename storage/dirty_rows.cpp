@@ -97,6 +97,18 @@ void DirtyRows::drop_listed(const KeyList& keys, std::size_t& next, std::size_t 
     keep_spare(std::move(e.tenures));
     keys_.erase(it);
   }
+  if (keys_.empty() && keys_.bucket_count() > kKeptSlots) release_burst();
+}
+
+void DirtyRows::release_burst() {
+  // The table keeps the size of the biggest burst (boost's maps never shrink on erase), and the
+  // spares a burst's worth of buffers: ~15 MiB after a million acquires, held for ever by a ledger
+  // that went quiet. A steady load's checkpoints fit under kKeptSlots and keep theirs.
+  Map().swap(keys_);
+  spare_rows_.resize(std::min(spare_rows_.size(), kKeptSlots));
+  spare_rows_.shrink_to_fit();
+  spare_tenures_.resize(std::min(spare_tenures_.size(), kKeptSlots));
+  spare_tenures_.shrink_to_fit();
 }
 
 const DirtyKey* DirtyRows::find(std::string_view key) const {

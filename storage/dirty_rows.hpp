@@ -71,10 +71,14 @@ class DirtyRows {
   // Keeps a dropped buffer for the next key to be written, up to kMaxSpares of each kind.
   void keep_spare(std::string&& row);
   void keep_spare(std::vector<std::pair<Revision, TenureRecord>>&& tenures);
+  // Once nothing is dirty after a burst: gives back the table and the spares above kKeptSlots.
+  void release_burst();
 
   // What a checkpoint dropped is what the next second dirties again: reusing the rows' and
   // tenure lists' buffers spares an allocation per op in steady state.
   static constexpr std::size_t kMaxSpares = 65'536;
+  // Table slots and spares a quiet ledger keeps: a steady load's checkpoint reuses them.
+  static constexpr std::size_t kKeptSlots = 16'384;
   Map keys_;
   KeyList listed_;
   std::uint64_t generation_ = 1;

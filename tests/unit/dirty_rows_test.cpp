@@ -76,7 +76,7 @@ TEST_CASE("a durable checkpoint's rows are forgotten; newer ones stay and are li
   put_row(rows, "c", "c1", 3);
   DirtyRows::KeyList checkpoint;
   rows.take_listed(checkpoint);  // a checkpoint at revision 3
-  put_row(rows, "b", "b2", 5);    // while it is written
+  put_row(rows, "b", "b2", 5);   // while it is written
   DirtyRows::KeyList next;
   rows.take_listed(next);  // the next checkpoint's list: b
 
@@ -126,4 +126,28 @@ TEST_CASE("relisting lists every dirty key, once", "[checkpoint]") {
   auto keys = keys_of(all);
   std::sort(keys.begin(), keys.end());
   CHECK(keys == std::vector<std::string>{"a", "b", "c"});
+}
+
+namespace {
+
+// Dirties `count` keys, checkpoints them all and drops the checkpoint; the table's slots after.
+std::size_t slots_after_dropping(DirtyRows& rows, int count) {
+  for (int i = 0; i < count; ++i) put_row(rows, "key" + std::to_string(i), "row", i + 1);
+  DirtyRows::KeyList checkpoint;
+  rows.take_listed(checkpoint);
+  std::size_t at = 0;
+  rows.drop_listed(checkpoint, at, checkpoint.ends.size(), count);
+  REQUIRE(rows.empty());
+  return rows.keys().bucket_count();
+}
+
+}  // namespace
+
+TEST_CASE("a burst's table is given back once nothing is dirty; a steady load's is kept",
+          "[checkpoint]") {
+  DirtyRows rows;
+  CHECK(slots_after_dropping(rows, 1000) > 0);    // the next second's keys reuse it
+  CHECK(slots_after_dropping(rows, 40000) == 0);  // a burst's
+  put_row(rows, "again", "row", 40001);           // and works on
+  CHECK(rows.find("again") != nullptr);
 }
