@@ -18,6 +18,7 @@
 #include "storage/codec.hpp"
 #include "storage/info_log.hpp"
 #include "storage/no_space_fs.hpp"
+#include "storage/wal_tail.hpp"
 
 namespace tenure::storage {
 namespace {
@@ -375,6 +376,9 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
                             " was durable (" + o.marks_path + ")");
     return nullptr;
   }
+  std::uint64_t cut = 0;
+  status = cut_wal_tails(o.path, cut);
+  if (!status.ok()) return nullptr;
   if (o.mode == OpenMode::normal) {
     status = check_for_damage(o, marks);
     if (!status.ok()) return nullptr;

@@ -66,7 +66,11 @@ class FileSystem : public rocksdb::FileSystemWrapper {
   IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& o,
                            std::unique_ptr<rocksdb::FSWritableFile>* result,
                            rocksdb::IODebugContext* d) override {
-    return wrap(FileSystemWrapper::NewWritableFile(name, o, result, d), result);
+    // A WAL's preallocated space counts in its size, so that a sync of a write inside it need
+    // not commit a new size (see wal_tail.hpp).
+    rocksdb::FileOptions file_options = o;
+    if (name.ends_with(".log")) file_options.fallocate_with_keep_size = false;
+    return wrap(FileSystemWrapper::NewWritableFile(name, file_options, result, d), result);
   }
   IOStatus ReopenWritableFile(const std::string& name, const rocksdb::FileOptions& o,
                               std::unique_ptr<rocksdb::FSWritableFile>* result,

@@ -3,6 +3,7 @@
 // I/O error. RocksDB hands a full disk to its own recovery, which waits for free space of a
 // whole write buffer (16 MiB here) and refuses DB::Resume() meanwhile, so a small disk that
 // frees a few MiB would never resume; the group writer resumes it itself (see GroupWriter).
+// Also, WAL files are preallocated with their size (see wal_tail.hpp).
 #include <memory>
 
 namespace rocksdb {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "storage/wal_tail.hpp"
 #include "tests/unit/engine_fixture.hpp"
 
 using namespace tenure;
@@ -179,7 +180,10 @@ TEST_CASE("a WAL cut short by 1000 bytes is refused, then recovered", "[damage]"
   Issued issued = fill(f);
   // 1000 bytes of the events, not of the checkpoint a clean stop appends (which the journals of
   // those events would rebuild).
-  std::uintmax_t acknowledged = fs::file_size(newest(f.data_dir(), ".log"));
+  // (Where the WAL's records end: the file is preallocated beyond them while the ledger runs.)
+  storage::WalTail tail;
+  REQUIRE(storage::scan_wal_tail(newest(f.data_dir(), ".log"), tail).ok());
+  std::uintmax_t acknowledged = tail.records;
   f.close();
   std::string wal = newest(f.data_dir(), ".log");
   fs::resize_file(wal, acknowledged - 1000);

@@ -1,0 +1,180 @@
+// A crash leaves a ledger's preallocated WAL with zeros after its last record, perhaps after a
+// record it cut short: cut_wal_tails() cuts that tail back, and only that. The WALs here are
+// written by RocksDB itself through the ledger's file system, and copied while it runs: what a
+// crash (kill -9) leaves.
+#include "storage/wal_tail.hpp"
+
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "storage/no_space_fs.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace tenure;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string value_of(int i) { return std::string(i % 7 == 6 ? 3000 : 100, char('a' + i % 26)); }
+
+rocksdb::Options options(rocksdb::Env* env) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.env = env;
+  o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  o.paranoid_checks = true;
+  return o;
+}
+
+std::string the_wal(const std::string& dir) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".log") return entry.path().string();
+  }
+  FAIL("no WAL in " << dir);
+  return "";
+}
+
+// A ledger directory as a crash leaves it, with `keys` synced writes in its WAL.
+struct CrashImage {
+  test::TempDir live, image;
+  std::unique_ptr<rocksdb::Env> env =
+      rocksdb::NewCompositeEnv(storage::no_space_as_io_error(rocksdb::FileSystem::Default()));
+  std::uint64_t records_before_last = 0;  // where the last write's record begins
+
+  explicit CrashImage(int keys) {
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(options(env.get()), live.str("db"), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    rocksdb::WriteOptions synced;
+    synced.sync = true;
+    for (int i = 0; i < keys; ++i) {
+      if (i == keys - 1) records_before_last = scan().records;
+      REQUIRE(db->Put(synced, "k" + std::to_string(i), value_of(i)).ok());
+    }
+    fs::create_directory(image.str("db"));
+    for (const auto& entry : fs::directory_iterator(live.str("db"))) {
+      if (entry.path().filename() != "LOCK") fs::copy(entry.path(), image.str("db"));
+    }
+    REQUIRE(db->Close().ok());
+  }
+
+  std::string wal() const { return the_wal(image.str("db")); }
+  storage::WalTail scan() const {
+    storage::WalTail tail;
+    REQUIRE(storage::scan_wal_tail(the_wal(live.str("db")), tail).ok());
+    return tail;
+  }
+  storage::WalTail scan_image() const {
+    storage::WalTail tail;
+    REQUIRE(storage::scan_wal_tail(wal(), tail).ok());
+    return tail;
+  }
+  // Opens the image with RocksDB and counts the written keys it has, in order.
+  rocksdb::Status open(int keys, int& found) const {
+    found = 0;
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::Open(options(env.get()), image.str("db"), &raw);
+    if (!s.ok()) return s;
+    std::unique_ptr<rocksdb::DB> db(raw);
+    for (int i = 0; i < keys; ++i) {
+      std::string value;
+      rocksdb::Status got = db->Get(rocksdb::ReadOptions(), "k" + std::to_string(i), &value);
+      if (got.IsNotFound()) break;
+      REQUIRE(got.ok());
+      REQUIRE(value == value_of(i));
+      ++found;
+    }
+    return db->Close();
+  }
+};
+
+void zero(const std::string& file, std::uint64_t from, std::uint64_t to) {
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  REQUIRE(io);
+  io.seekp(static_cast<std::streamoff>(from));
+  std::string zeros(to - from, '\0');
+  io.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+}
+
+}  // namespace
+
+TEST_CASE("a crash's preallocated WAL tail is cut back to the last record; every write is kept",
+          "[damage]") {
+  constexpr int kKeys = 200;  // some 100 KiB: records in several 32 KiB blocks
+  CrashImage crash(kKeys);
+  storage::WalTail tail = crash.scan_image();
+  CHECK(tail.size > tail.records);  // preallocated: the sync did not have to grow the file
+  CHECK(tail.written <= tail.records);
+  CHECK(tail.records > 100'000);
+  CHECK(tail.cut_at == tail.records);
+  std::uint64_t cut = 0;
+  REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
+  CHECK(cut == tail.size - tail.records);
+  CHECK(fs::file_size(crash.wal()) == tail.records);
+  int found = 0;
+  REQUIRE(crash.open(kKeys, found).ok());
+  CHECK(found == kKeys);
+}
+
+TEST_CASE("a record a crash cut short before the zeros goes with them; RocksDB refused it",
+          "[damage]") {
+  constexpr int kKeys = 21;  // the last value is 3000 bytes: its record is the file's last
+  CrashImage crash(kKeys);
+  storage::WalTail whole = crash.scan_image();
+  REQUIRE(crash.records_before_last > 0);
+  REQUIRE(whole.records > crash.records_before_last + 3000);
+  // The crash wrote the first half of the last record: the rest reads as zeros.
+  zero(crash.wal(), crash.records_before_last + 1500, whole.records);
+  storage::WalTail torn = crash.scan_image();
+  CHECK(torn.records == crash.records_before_last);
+  CHECK(torn.cut_at == crash.records_before_last);
+  SECTION("RocksDB alone takes it for damage") {
+    int found = 0;
+    rocksdb::Status s = crash.open(kKeys, found);
+    CHECK(s.IsCorruption());
+  }
+  SECTION("cut, it opens with every write but the one cut short") {
+    std::uint64_t cut = 0;
+    REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
+    CHECK(fs::file_size(crash.wal()) == crash.records_before_last);
+    int found = 0;
+    REQUIRE(crash.open(kKeys, found).ok());
+    CHECK(found == kKeys - 1);
+  }
+}
+
+TEST_CASE("damage among a WAL's records is left for the open to report", "[damage]") {
+  constexpr int kKeys = 200;
+  CrashImage crash(kKeys);
+  storage::WalTail tail = crash.scan_image();
+  zero(crash.wal(), tail.records / 2, tail.records / 2 + 50);  // acknowledged writes after it
+  storage::WalTail damaged = crash.scan_image();
+  CHECK(damaged.records < tail.records / 2 + 50);
+  CHECK(damaged.cut_at == damaged.size);
+  std::uint64_t cut = 0;
+  REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
+  CHECK(cut == 0);
+  CHECK(fs::file_size(crash.wal()) == tail.size);
+}
+
+TEST_CASE("a WAL that a clean close cut, or that has no zeros at its end, is left alone",
+          "[damage]") {
+  CrashImage crash(50);
+  storage::WalTail tail;
+  std::string closed = the_wal(crash.live.str("db"));
+  REQUIRE(storage::scan_wal_tail(closed, tail).ok());
+  CHECK(tail.size == tail.records);
+  CHECK(tail.cut_at == tail.size);
+  // A torn record at the very end, with no zeros after it: RocksDB's to judge (it tolerates it).
+  fs::resize_file(closed, tail.size - 10);
+  REQUIRE(storage::scan_wal_tail(closed, tail).ok());
+  CHECK(tail.records < tail.size);
+  CHECK(tail.cut_at == tail.size);
+}
