@@ -90,6 +90,23 @@ struct Walk {
   }
 };
 
+Status ends_in_zero(const std::string& path, bool& zero) {
+  zero = false;
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return io_error("cannot open", path);
+  off_t end = ::lseek(fd.get(), 0, SEEK_END);
+  if (end < 0) return io_error("cannot seek in", path);
+  if (end == 0) return {};
+  unsigned char last = 1;
+  ssize_t n;
+  do {
+    n = ::pread(fd.get(), &last, 1, end - 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) return io_error("cannot read", path);
+  zero = last == 0;
+  return {};
+}
+
 }  // namespace
 
 Status scan_wal_tail(const std::string& path, WalTail& tail) {
@@ -134,6 +151,10 @@ Status cut_wal_tails(const std::string& dir, std::uint64_t& bytes_cut) {
     return Status(errc::io_error, "cannot list " + dir + ": " + ec.message());
   }
   for (const std::string& wal : wals) {
+    // Most WALs a start finds were closed, and end in their last record: not read further.
+    bool zero_at_end = false;
+    if (Status s = ends_in_zero(wal, zero_at_end); !s.ok()) return s;
+    if (!zero_at_end) continue;
     WalTail tail;
     if (Status s = scan_wal_tail(wal, tail); !s.ok()) return s;
     if (tail.cut_at >= tail.size) continue;

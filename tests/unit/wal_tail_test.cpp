@@ -172,9 +172,15 @@ TEST_CASE("a WAL that a clean close cut, or that has no zeros at its end, is lef
   REQUIRE(storage::scan_wal_tail(closed, tail).ok());
   CHECK(tail.size == tail.records);
   CHECK(tail.cut_at == tail.size);
+  std::uint64_t cut = 0;
+  REQUIRE(storage::cut_wal_tails(crash.live.str("db"), cut).ok());
+  CHECK(cut == 0);
   // A torn record at the very end, with no zeros after it: RocksDB's to judge (it tolerates it).
   fs::resize_file(closed, tail.size - 10);
   REQUIRE(storage::scan_wal_tail(closed, tail).ok());
   CHECK(tail.records < tail.size);
   CHECK(tail.cut_at == tail.size);
+  REQUIRE(storage::cut_wal_tails(crash.live.str("db"), cut).ok());
+  CHECK(cut == 0);
+  CHECK(fs::file_size(closed) == tail.size);
 }
