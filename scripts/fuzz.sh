@@ -3,13 +3,13 @@
 # and runs each for FUZZ_SECONDS (default 60) from its seed corpus and past crashes. New inputs
 # go to build-fuzz/corpus/, never into the committed seeds; a crash leaves its input in
 # build-fuzz/crashes/ and fails the script.
-# Usage: scripts/fuzz.sh [target...]   (default: all; targets: request_parser codec front_door)
+# Usage: scripts/fuzz.sh [target...]   (default: all; targets: request_parser codec front_door wal_tail)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-((${#targets[@]})) || targets=(request_parser codec front_door)
+((${#targets[@]})) || targets=(request_parser codec front_door wal_tail)
 
 CXX=${FUZZ_CXX:-clang++-16} cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTENURE_FUZZ=ON >/dev/null
