@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/unique_fd.hpp"
+
 namespace tenure::storage {
 namespace {
 
@@ -43,20 +45,6 @@ std::uint32_t masked(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0
 Status io_error(const std::string& what, const std::string& path) {
   return Status(errc::io_error, what + " " + path + ": " + std::strerror(errno));
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Walks a WAL's records block by block, up to the first that is not whole and intact.
 struct Walk {
@@ -92,7 +80,7 @@ struct Walk {
 
 Status ends_in_zero(const std::string& path, bool& zero) {
   zero = false;
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return io_error("cannot open", path);
   off_t end = ::lseek(fd.get(), 0, SEEK_END);
   if (end < 0) return io_error("cannot seek in", path);
@@ -111,7 +99,7 @@ Status ends_in_zero(const std::string& path, bool& zero) {
 
 Status scan_wal_tail(const std::string& path, WalTail& tail) {
   tail = WalTail{};
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return io_error("cannot open", path);
   std::vector<unsigned char> buffer(kBlock);
   Walk walk;
@@ -158,7 +146,7 @@ Status cut_wal_tails(const std::string& dir, std::uint64_t& bytes_cut) {
     WalTail tail;
     if (Status s = scan_wal_tail(wal, tail); !s.ok()) return s;
     if (tail.cut_at >= tail.size) continue;
-    Fd fd(::open(wal.c_str(), O_WRONLY | O_CLOEXEC));
+    UniqueFd fd(::open(wal.c_str(), O_WRONLY | O_CLOEXEC));
     if (fd.get() < 0) return io_error("cannot open", wal);
     if (::ftruncate(fd.get(), static_cast<off_t>(tail.cut_at)) != 0) {
       return io_error("cannot truncate", wal);

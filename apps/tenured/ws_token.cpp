@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/unique_fd.hpp"
+
 namespace tenure {
 namespace {
 
@@ -20,23 +22,8 @@ constexpr std::size_t kMaxLength = 1024;
 
 std::string system_error(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-// Closes the descriptor on every path.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::optional<std::string> random_hex(std::string& error) {
-  Fd urandom(::open("/dev/urandom", O_RDONLY | O_CLOEXEC));
+  UniqueFd urandom(::open("/dev/urandom", O_RDONLY | O_CLOEXEC));
   std::array<unsigned char, kRandomBytes> bytes{};
   std::size_t got = 0;
   while (urandom.get() >= 0 && got < bytes.size()) {
@@ -92,7 +79,7 @@ std::optional<std::string> read_token(const std::string& path, int fd, std::stri
 std::optional<std::string> load_or_create_ws_token(const std::string& data_dir,
                                                    std::string& error) {
   std::string path = data_dir + "/ws.token";
-  Fd existing(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd existing(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (existing.get() >= 0) return read_token(path, existing.get(), error);
   if (errno != ENOENT) {
     error = system_error("cannot open " + path);
@@ -101,7 +88,8 @@ std::optional<std::string> load_or_create_ws_token(const std::string& data_dir,
   auto token = random_hex(error);
   if (!token) return std::nullopt;
   // O_EXCL: never write through a file someone else slipped in meanwhile.
-  Fd created(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  UniqueFd created(
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (created.get() < 0) {
     error = system_error("cannot create " + path);
     return std::nullopt;
