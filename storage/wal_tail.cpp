@@ -78,33 +78,28 @@ struct Walk {
   }
 };
 
-Status ends_in_zero(const std::string& path, bool& zero) {
+// Whether the file at `fd` ends in a zero byte.
+Status ends_in_zero(int fd, const std::string& path, bool& zero) {
   zero = false;
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return io_error("cannot open", path);
-  off_t end = ::lseek(fd.get(), 0, SEEK_END);
+  off_t end = ::lseek(fd, 0, SEEK_END);
   if (end < 0) return io_error("cannot seek in", path);
   if (end == 0) return {};
   unsigned char last = 1;
   ssize_t n;
   do {
-    n = ::pread(fd.get(), &last, 1, end - 1);
+    n = ::pread(fd, &last, 1, end - 1);
   } while (n < 0 && errno == EINTR);
   if (n != 1) return io_error("cannot read", path);
   zero = last == 0;
   return {};
 }
 
-}  // namespace
-
-Status scan_wal_tail(const std::string& path, WalTail& tail) {
+Status scan(int fd, const std::string& path, WalTail& tail) {
   tail = WalTail{};
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return io_error("cannot open", path);
   std::vector<unsigned char> buffer(kBlock);
   Walk walk;
   for (;;) {
-    ssize_t n = ::pread(fd.get(), buffer.data(), kBlock, static_cast<off_t>(tail.size));
+    ssize_t n = ::pread(fd, buffer.data(), kBlock, static_cast<off_t>(tail.size));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return io_error("cannot read", path);
     if (n == 0) break;
@@ -128,6 +123,14 @@ Status scan_wal_tail(const std::string& path, WalTail& tail) {
   return {};
 }
 
+}  // namespace
+
+Status scan_wal_tail(const std::string& path, WalTail& tail) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return io_error("cannot open", path);
+  return scan(fd.get(), path, tail);
+}
+
 Status cut_wal_tails(const std::string& dir, std::uint64_t& bytes_cut) {
   bytes_cut = 0;
   std::error_code ec;
@@ -139,19 +142,22 @@ Status cut_wal_tails(const std::string& dir, std::uint64_t& bytes_cut) {
     return Status(errc::io_error, "cannot list " + dir + ": " + ec.message());
   }
   for (const std::string& wal : wals) {
+    UniqueFd fd(::open(wal.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return io_error("cannot open", wal);
     // Most WALs a start finds were closed, and end in their last record: not read further.
     bool zero_at_end = false;
-    if (Status s = ends_in_zero(wal, zero_at_end); !s.ok()) return s;
+    if (Status s = ends_in_zero(fd.get(), wal, zero_at_end); !s.ok()) return s;
     if (!zero_at_end) continue;
     WalTail tail;
-    if (Status s = scan_wal_tail(wal, tail); !s.ok()) return s;
+    if (Status s = scan(fd.get(), wal, tail); !s.ok()) return s;
     if (tail.cut_at >= tail.size) continue;
-    UniqueFd fd(::open(wal.c_str(), O_WRONLY | O_CLOEXEC));
-    if (fd.get() < 0) return io_error("cannot open", wal);
-    if (::ftruncate(fd.get(), static_cast<off_t>(tail.cut_at)) != 0) {
+    // Opened for writing only to cut: a WAL a start only reads may be read-only.
+    UniqueFd writable(::open(wal.c_str(), O_WRONLY | O_CLOEXEC));
+    if (writable.get() < 0) return io_error("cannot open", wal);
+    if (::ftruncate(writable.get(), static_cast<off_t>(tail.cut_at)) != 0) {
       return io_error("cannot truncate", wal);
     }
-    if (::fsync(fd.get()) != 0) return io_error("cannot sync", wal);
+    if (::fsync(writable.get()) != 0) return io_error("cannot sync", wal);
     bytes_cut += tail.size - tail.cut_at;
     spdlog::info("cut the {} bytes a crash left after the last whole record of {}{}",
                  tail.size - tail.cut_at, wal,
