@@ -17,7 +17,7 @@
 
 #include "storage/codec.hpp"
 #include "storage/info_log.hpp"
-#include "storage/no_space_fs.hpp"
+#include "storage/ledger_fs.hpp"
 #include "storage/wal_tail.hpp"
 
 namespace tenure::storage {
@@ -384,7 +384,7 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
     if (!status.ok()) return nullptr;
   }
   rocksdb::Env* base = o.env ? o.env : rocksdb::Env::Default();
-  ledger->env_ = rocksdb::NewCompositeEnv(no_space_as_io_error(base->GetFileSystem()));
+  ledger->env_ = rocksdb::NewCompositeEnv(ledger_file_system(base->GetFileSystem()));
   status = ledger->open_db(make_options(o, ledger->env_.get()));
   if (!status.ok()) return nullptr;
   std::uint64_t revision = 0, oldest = 0, token_floor = 0;

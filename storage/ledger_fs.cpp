@@ -1,4 +1,4 @@
-#include "storage/no_space_fs.hpp"
+#include "storage/ledger_fs.hpp"
 
 #include <rocksdb/file_system.h>
 
@@ -61,7 +61,7 @@ class FileSystem : public rocksdb::FileSystemWrapper {
  public:
   using FileSystemWrapper::FileSystemWrapper;
   using IOStatus = rocksdb::IOStatus;
-  const char* Name() const override { return "TenureNoSpaceAsIOError"; }
+  const char* Name() const override { return "TenureLedgerFileSystem"; }
 
   IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& o,
                            std::unique_ptr<rocksdb::FSWritableFile>* result,
@@ -97,8 +97,7 @@ class FileSystem : public rocksdb::FileSystemWrapper {
 
 }  // namespace
 
-std::shared_ptr<rocksdb::FileSystem> no_space_as_io_error(
-    std::shared_ptr<rocksdb::FileSystem> base) {
+std::shared_ptr<rocksdb::FileSystem> ledger_file_system(std::shared_ptr<rocksdb::FileSystem> base) {
   return std::make_shared<FileSystem>(std::move(base));
 }
 

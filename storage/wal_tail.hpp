@@ -1,5 +1,5 @@
 #pragma once
-// The ledger's WAL files are preallocated with their size (see no_space_fs.cpp): a sync of a
+// The ledger's WAL files are preallocated with their size (see ledger_fs.cpp): a sync of a
 // write inside the file's size does not have to commit a new size to the file system's journal,
 // which made each WAL sync ~1.5x slower (docs/benchmarks.md). RocksDB's close cuts the unused
 // space; a crash leaves it, as zeros, after the last record. A record the crash cut short is then

@@ -44,7 +44,7 @@ struct SyncGate {
       --passes;
       return rocksdb::IOStatus::OK();
     }
-    // As a full disk fails it (see no_space_fs.hpp): retryable.
+    // As a full disk fails it (see ledger_fs.hpp): retryable.
     return fail ? rocksdb::IOStatus::NoSpace("test: fsync failed") : rocksdb::IOStatus::OK();
   }
   void set(bool h, bool f, int pass_first = 0) {

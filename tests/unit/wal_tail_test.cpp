@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "storage/no_space_fs.hpp"
+#include "storage/ledger_fs.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace tenure;
@@ -45,7 +45,7 @@ std::string the_wal(const std::string& dir) {
 struct CrashImage {
   test::TempDir live, image;
   std::unique_ptr<rocksdb::Env> env =
-      rocksdb::NewCompositeEnv(storage::no_space_as_io_error(rocksdb::FileSystem::Default()));
+      rocksdb::NewCompositeEnv(storage::ledger_file_system(rocksdb::FileSystem::Default()));
   std::uint64_t records_before_last = 0;  // where the last write's record begins
 
   explicit CrashImage(int keys) {
