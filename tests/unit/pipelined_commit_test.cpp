@@ -362,8 +362,10 @@ TEST_CASE("at one group in flight, each is committed on its caller's thread; the
   CHECK(after.committed_here - before.committed_here == kOps);
   CHECK(after.syncs - before.syncs == kOps);
   CHECK(g.published_count() == kOps);
-  // Once, when the first rows became durable: it then waits for their checkpoint's time.
-  CHECK(after.writer_wakeups - before.writer_wakeups <= 2);
+  // Not per group: once when the first rows became durable, then it waits for their
+  // checkpoint's time. A writer that the machine's load holds back can also come round while a
+  // caller commits, and wait for it once more each time: a few, never one per group.
+  CHECK(after.writer_wakeups - before.writer_wakeups < kOps / 10);
 }
 
 TEST_CASE("groups from many threads at light load are each answered once, in revision order",
