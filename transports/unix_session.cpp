@@ -7,6 +7,7 @@
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/defer.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -178,14 +179,53 @@ void UnixSession::queue(MessageFormat format, const std::shared_ptr<Subscription
 }
 
 void UnixSession::start_writing() {
-  if (!writer_idle_ || pending_.empty()) return;
+  if (!writer_idle_ || pending_.empty() || write_deferred_) return;
+  // Deferred, not a wake of the write loop: a cancelled timer's completion goes to Asio's shared
+  // queue, which wakes another io thread to write (two thread wake-ups per reply at one
+  // connection). A deferred handler runs on this thread once the current one ends, by when
+  // every reply of this turn is queued.
+  write_deferred_ = true;
+  asio::defer(strand_, asio::bind_allocator(handler_allocator(), [self = self()] {
+                self->write_deferred_ = false;
+                self->write_at_once();
+              }));
+}
+
+void UnixSession::write_at_once() {
+  if (!writer_idle_ || pending_.empty() || ended()) return;
+  boost::system::error_code error;
+  std::size_t written = 0;
+  if (socket_.non_blocking()) {
+    std::swap(pending_, outgoing_);
+    std::swap(pending_events_, outgoing_events_);
+    written = socket_.write_some(asio::buffer(outgoing_), error);
+    if (!error && written == outgoing_.size()) {
+      wrote_all();
+      if (pending_.empty()) settle();
+      return;
+    }
+    // The socket's buffer is full (or the write failed): the rest is the write loop's, which
+    // waits for room with a timeout (or closes).
+    if (!error) outgoing_.erase(0, written);
+  }
   writer_idle_ = false;
   wake_writer_.cancel();
 }
 
+void UnixSession::wrote_all() {
+  outgoing_.clear();
+  if (outgoing_.capacity() > kKeptOutputCapacity) {
+    // Back to the kept size, not to nothing: regrowing from a few bytes on every write of a
+    // burst showed in expiry-storm profiles as reallocation, copying and malloc_consolidate.
+    std::string().swap(outgoing_);
+    outgoing_.reserve(kKeptOutputCapacity);
+  }
+  outgoing_events_.written();
+}
+
 UnixSession::Task<void> UnixSession::write_loop() {
   while (!ended()) {
-    if (pending_.empty()) {
+    if (pending_.empty() && outgoing_.empty()) {
       writer_idle_ = true;
       wake_writer_.expires_at(asio::steady_timer::time_point::max());
       co_await wake_writer_.async_wait(reusing(handler_allocator()));
@@ -193,8 +233,11 @@ UnixSession::Task<void> UnixSession::write_loop() {
       continue;
     }
     writing_ = true;
-    std::swap(pending_, outgoing_);
-    std::swap(pending_events_, outgoing_events_);
+    // What write_at_once could not write goes first.
+    if (outgoing_.empty()) {
+      std::swap(pending_, outgoing_);
+      std::swap(pending_events_, outgoing_events_);
+    }
     std::size_t written = 0;
     boost::system::error_code error;
     // Most writes fit the socket's buffer at once: then they need no asynchronous write, no
@@ -216,14 +259,7 @@ UnixSession::Task<void> UnixSession::write_loop() {
     if (timed) write_deadline_.cancel();
     writing_ = false;
     if (unread_) co_return co_await close_unread(written);
-    outgoing_.clear();
-    if (outgoing_.capacity() > kKeptOutputCapacity) {
-      // Back to the kept size, not to nothing: regrowing from a few bytes on every write of a
-      // burst showed in expiry-storm profiles as reallocation, copying and malloc_consolidate.
-      std::string().swap(outgoing_);
-      outgoing_.reserve(kKeptOutputCapacity);
-    }
-    outgoing_events_.written();
+    wrote_all();
     if (error) co_return close();
     if (pending_.empty()) settle();
   }
@@ -248,7 +284,7 @@ void UnixSession::stop_reading(State next) {
 void UnixSession::settle() {
   if (ended()) return;
   if (waiting_for_room_ && (state_ != State::open || !read_budget_spent())) wake_.cancel();
-  bool written = pending_.empty() && !writing_;
+  bool written = unwritten_bytes() == 0 && !writing_;
   bool done = state_ == State::flushing || (state_ == State::draining && inflight() == 0);
   if (!written || !done) return;
   state_ = State::closing;

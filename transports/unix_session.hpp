@@ -46,8 +46,8 @@ class UnixSession final : public Conversation {
   }
   Task<void> read_loop();
   Task<void> wait_for_room();
-  // Runs as long as the connection: waits for output, then writes all that queued up meanwhile
-  // in one write; each piece the client takes restarts the write timeout.
+  // Runs as long as the connection: writes what write_at_once could not, and all that queued up
+  // meanwhile, in one write; each piece the client takes restarts the write timeout.
   Task<void> write_loop();
   Task<void> close_gracefully();
   // The write timeout passed: drops what is not written, tells the client so and closes.
@@ -64,8 +64,12 @@ class UnixSession final : public Conversation {
   bool ended() const override { return state_ == State::closing || state_ == State::closed; }
   void settle() override;
 
-  // Wakes the write loop if it waits for output and there is some.
+  // Writes the output at once if the write loop waits for some (write_at_once, deferred).
   void start_writing();
+  // Writes what is queued without waiting; what the socket does not take wakes the write loop.
+  void write_at_once();
+  // The write of `outgoing_` is done: it is emptied for the next one.
+  void wrote_all();
   void stop_reading(State next);
   void close();
 
@@ -75,6 +79,7 @@ class UnixSession final : public Conversation {
   boost::asio::steady_timer write_deadline_;
   boost::asio::steady_timer wake_writer_;  // the write loop waits on it while there is no output
   bool writer_idle_ = false;               // it is waiting
+  bool write_deferred_ = false;            // a write_at_once is on its way
   bool unread_ = false;                    // the write timeout passed
   boost::asio::cancellation_signal stop_read_;
   Peer peer_;
