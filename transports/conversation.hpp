@@ -92,6 +92,9 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   virtual bool ended() const = 0;
   // Called after each reply: resume reading, or finish a close.
   virtual void settle() = 0;
+  // While the replies of one engine turn are queued: the framing writes them together, at the
+  // settle() after the last, not as each is queued.
+  bool answering() const { return answering_; }
 
   ServerContext& context_;
   const Strand strand_;
@@ -149,6 +152,7 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   const pid_t pid_;
   ConnId conn_ = 0;
   bool disconnected_ = false;
+  bool answering_ = false;
   Millis read_at_ = 0;
   std::size_t quick_ = 0;     // requests in flight other than waiting acquires
   std::size_t waiting_ = 0;   // waiting acquires in flight

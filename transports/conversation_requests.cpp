@@ -100,6 +100,7 @@ void Conversation::finish_answered() {
     first = last;
     last = next;
   }
+  answering_ = true;
   while (first != nullptr) {
     PendingRequest& slot = *first;
     first = slot.next;
@@ -127,6 +128,7 @@ void Conversation::finish_answered() {
       free_.push_back(std::move(owned));
     }
   }
+  answering_ = false;
   if (inflight() == 0) keep_.reset();  // the post's own reference keeps it until the end here
   settle();
 }

@@ -179,15 +179,16 @@ void UnixSession::queue(MessageFormat format, const std::shared_ptr<Subscription
 }
 
 void UnixSession::start_writing() {
-  if (!writer_idle_ || pending_.empty() || write_deferred_) return;
+  // A turn's replies are written by the settle() after them.
+  if (!writer_idle_ || pending_.empty() || write_deferred_ || answering()) return;
   // Deferred, not a wake of the write loop: a cancelled timer's completion goes to Asio's shared
   // queue, which wakes another io thread to write (two thread wake-ups per reply at one
   // connection). A deferred handler runs on this thread once the current one ends, by when
-  // every reply of this turn is queued.
+  // every message of this handler is queued.
   write_deferred_ = true;
   asio::defer(strand_, asio::bind_allocator(handler_allocator(), [self = self()] {
                 self->write_deferred_ = false;
-                self->write_at_once();
+                self->settle();  // which writes
               }));
 }
 
@@ -199,11 +200,7 @@ void UnixSession::write_at_once() {
     std::swap(pending_, outgoing_);
     std::swap(pending_events_, outgoing_events_);
     written = socket_.write_some(asio::buffer(outgoing_), error);
-    if (!error && written == outgoing_.size()) {
-      wrote_all();
-      if (pending_.empty()) settle();
-      return;
-    }
+    if (!error && written == outgoing_.size()) return wrote_all();
     // The socket's buffer is full (or the write failed): the rest is the write loop's, which
     // waits for room with a timeout (or closes).
     if (!error) outgoing_.erase(0, written);
@@ -283,6 +280,7 @@ void UnixSession::stop_reading(State next) {
 
 void UnixSession::settle() {
   if (ended()) return;
+  if (writer_idle_ && !pending_.empty() && !write_deferred_) write_at_once();
   if (waiting_for_room_ && (state_ != State::open || !read_budget_spent())) wake_.cancel();
   bool written = unwritten_bytes() == 0 && !writing_;
   bool done = state_ == State::flushing || (state_ == State::draining && inflight() == 0);
