@@ -168,12 +168,13 @@ void WsSession::queue(MessageFormat format, const std::shared_ptr<Subscription>&
 // fills whole segments, and uncorking when the queue runs dry sends the rest at once.
 asio::awaitable<void> WsSession::write_loop() {
   bool corked = false;
+  write_progress_ = std::chrono::steady_clock::now();
+  arm_write_timeout(write_progress_ + context_.limits.write_timeout);
   while (!frames_.empty() && state_ != State::closed) {
     if (!corked && frames_.size() > 1) corked = cork(true);
-    arm_write_timeout();
     auto [error, n] =
         co_await ws_.async_write(asio::buffer(frames_.front().text), as_tuple(use_awaitable));
-    write_deadline_.cancel();
+    write_progress_ = std::chrono::steady_clock::now();
     Frame& written = frames_.front();
     if (written.event_of) written.event_of->written(1);
     unwritten_ -= written.text.size();
@@ -183,6 +184,7 @@ asio::awaitable<void> WsSession::write_loop() {
       break;
     }
   }
+  write_deadline_.cancel();
   if (corked && state_ != State::closed) cork(false);
   writing_ = false;
   settle();
@@ -215,10 +217,16 @@ asio::awaitable<void> WsSession::close_gracefully() {
 // nothing for the write timeout is closed with only the log to say why (the socket's own
 // `closing` notice has no WebSocket counterpart). Beast reports progress per frame, not per
 // byte: the timeout is per frame, and frames are at most a few MiB.
-void WsSession::arm_write_timeout() {
-  write_deadline_.expires_after(context_.limits.write_timeout);
+void WsSession::arm_write_timeout(std::chrono::steady_clock::time_point deadline) {
+  write_deadline_.expires_at(deadline);
   write_deadline_.async_wait([self = self()](boost::system::error_code error) {
-    if (error || self->state_ == State::closed) return;
+    // A wait that ended as the loop did (its cancel came too late) finds no write in flight.
+    if (error || self->state_ == State::closed || !self->writing_) return;
+    auto progress_deadline = self->write_progress_ + self->context_.limits.write_timeout;
+    if (progress_deadline > std::chrono::steady_clock::now()) {
+      self->arm_write_timeout(progress_deadline);
+      return;
+    }
     spdlog::warn(
         "connection {} (WebSocket): closing, no output taken for {} ms; {} messages "
         "not delivered",

@@ -12,6 +12,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/websocket/stream.hpp>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -64,8 +65,10 @@ class WsSession final : public Conversation {
   bool ended() const override { return state_ == State::closing || state_ == State::closed; }
   void settle() override;
 
-  // Closes the connection if the frame being written has taken no byte by the write timeout.
-  void arm_write_timeout();
+  // Closes the connection once no frame has been written for the write timeout, counted from
+  // `write_progress_`. Armed once per run of the write loop, not per frame: cancelling a timer
+  // hands its completion to another io thread, a wake-up per frame.
+  void arm_write_timeout(std::chrono::steady_clock::time_point deadline);
   // Sets TCP_CORK; true when it took.
   bool cork(bool on);
   void close();
@@ -77,6 +80,7 @@ class WsSession final : public Conversation {
   bool accepted_ = false;  // the opening handshake is done
   bool waiting_for_room_ = false;
   bool writing_ = false;
+  std::chrono::steady_clock::time_point write_progress_;  // the last frame written, or the start
   boost::beast::flat_buffer input_;
   std::deque<Frame> frames_;  // queued, the one being written first
   std::size_t unwritten_ = 0;

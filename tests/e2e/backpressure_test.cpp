@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <sstream>
 
 #include "tests/e2e/e2e.hpp"
@@ -245,4 +246,42 @@ TEST_CASE("a daemon stopped and continued under load delays replies, loses none"
   // Every acknowledged lease is held.
   Json l = d.connect().call("\"op\":\"list\",\"prefix\":\"stop/\",\"limit\":10000");
   CHECK(l["leases"].size() == clients.size() * 80);
+}
+
+TEST_CASE("a WebSocket client that takes nothing for --write-timeout is closed; one reading is not",
+          "[e2e][backpressure]") {
+  Daemon d(web_args({"--sync", "none", "--write-timeout", "2s"}));
+  WsClient stalled(d.web_port());
+  WsClient reading(d.web_port());
+  for (WsClient* w : {&stalled, &reading}) {
+    REQUIRE(w->call("\"op\":\"watch\",\"prefix\":\"\"")["status"] == "watching");
+  }
+  // 40,000 events of 512-byte keys for each watcher (over 25 MB), more than the sockets'
+  // buffers hold, acquired on a thread of their own while this one reads the reading watcher's.
+  std::atomic<int> acquired{0};
+  std::thread filler([&] {
+    auto c = d.connect();
+    std::string bytes;
+    for (int i = 0; i < 40000; ++i) {
+      std::string key = "wsunread/" + std::to_string(i);
+      key.resize(512, 'x');
+      bytes += "{" + acquire_req(key, "filler", "\"ttl_ms\":600000") + "}\n";
+    }
+    if (!c.send_bytes(bytes, 120000ms)) return;
+    for (int i = 0; i < 40000; ++i) {
+      if (c.anonymous_reply(120000ms)["status"] == "acquired") ++acquired;
+    }
+  });
+  auto closed_one = [&] {
+    return d.log().find("(WebSocket): closing, no output taken") != std::string::npos;
+  };
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!closed_one() && std::chrono::steady_clock::now() < deadline) reading.next_event(20ms);
+  filler.join();
+  CHECK(acquired == 40000);
+  REQUIRE(closed_one());
+  // The one closed is the one that did not read.
+  CHECK_FALSE(reading.closed());
+  CHECK(reading.call("\"op\":\"ping\"", 60000ms)["status"] == "pong");
+  CHECK(stalled.wait_closed(30000ms));
 }
