@@ -6,7 +6,12 @@ namespace tenure::storage {
 
 DirtyKey& DirtyRows::entry(std::string_view key) {
   auto it = keys_.find(key);
+  if (it == keys_.end() && !moving_.empty()) {
+    auto old = moving_.find(key);
+    if (old != moving_.end()) it = move_over(old);
+  }
   if (it == keys_.end()) {
+    grow_if_full();
     DirtyKey fresh;
     if (!spare_tenures_.empty()) {
       fresh.tenures = std::move(spare_tenures_.back());
@@ -16,6 +21,36 @@ DirtyKey& DirtyRows::entry(std::string_view key) {
   }
   list(key, it->second);
   return it->second;
+}
+
+void DirtyRows::grow_if_full() {
+  std::size_t slots = keys_.bucket_count();
+  // boost's flat map rehashes at 7/8 full: this is before that.
+  if (slots < kGrowInStepsAbove || keys_.size() + 1 < slots / 4 * 3) return;
+  move_some(moving_.size());  // never two tables being outgrown at once
+  moving_.swap(keys_);
+  keys_.reserve(slots);  // room for `slots` keys: twice the slots
+  next_move_ = moving_.begin();
+}
+
+void DirtyRows::move_some(std::size_t count) {
+  for (; count > 0 && next_move_ != moving_.end(); --count) move_over(next_move_);
+}
+
+DirtyRows::Map::iterator DirtyRows::move_over(Map::iterator from) {
+  auto to = keys_.emplace(from->first, std::move(from->second)).first;
+  erase_moving(from);
+  return to;
+}
+
+void DirtyRows::erase_moving(Map::iterator it) {
+  // Erasing moves no other entry of a flat map: the cursor stays valid unless it is the one.
+  if (it == next_move_) ++next_move_;
+  moving_.erase(it);
+  if (moving_.empty()) {
+    Map().swap(moving_);  // its memory back
+    next_move_ = moving_.end();
+  }
 }
 
 void DirtyRows::list(std::string_view key, DirtyKey& e) {
@@ -37,6 +72,7 @@ void DirtyRows::relist_all() {
   listed_.ends.clear();
   ++generation_;
   for (auto& [key, e] : keys_) list(key, e);
+  for (auto& [key, e] : moving_) list(key, e);
 }
 
 void DirtyRows::keep_spare(std::string&& row) {
@@ -82,8 +118,13 @@ void DirtyRows::drop_listed(const KeyList& keys, std::size_t& next, std::size_t 
   for (; next < end; ++next) {
     std::size_t begin = next == 0 ? 0 : keys.ends[next - 1];
     std::string_view key(keys.bytes.data() + begin, keys.ends[next] - begin);
+    Map* table = &keys_;
     auto it = keys_.find(key);
-    if (it == keys_.end()) continue;  // listed twice, or dropped by an earlier checkpoint
+    if (it == keys_.end() && !moving_.empty()) {
+      table = &moving_;
+      it = moving_.find(key);
+    }
+    if (it == table->end()) continue;  // listed twice, or dropped by an earlier checkpoint
     DirtyKey& e = it->second;
     if (e.row && e.row_revision <= revision) {
       keep_spare(std::move(*e.row));
@@ -95,9 +136,13 @@ void DirtyRows::drop_listed(const KeyList& keys, std::size_t& next, std::size_t 
       continue;
     }
     keep_spare(std::move(e.tenures));
-    keys_.erase(it);
+    if (table == &moving_) {
+      erase_moving(it);
+    } else {
+      keys_.erase(it);
+    }
   }
-  if (keys_.empty() && keys_.bucket_count() > kKeptSlots) release_burst();
+  if (empty() && keys_.bucket_count() > kKeptSlots) release_burst();
 }
 
 void DirtyRows::release_burst() {
@@ -113,7 +158,9 @@ void DirtyRows::release_burst() {
 
 const DirtyKey* DirtyRows::find(std::string_view key) const {
   auto it = keys_.find(key);
-  return it == keys_.end() ? nullptr : &it->second;
+  if (it != keys_.end()) return &it->second;
+  auto old = moving_.find(key);
+  return old == moving_.end() ? nullptr : &old->second;
 }
 
 }  // namespace tenure::storage

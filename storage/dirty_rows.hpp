@@ -58,14 +58,32 @@ class DirtyRows {
   void relist_all();
 
   const DirtyKey* find(std::string_view key) const;
-  const Map& keys() const { return keys_; }
-  bool empty() const { return keys_.empty(); }
+  // Every dirty key, in no order.
+  template <typename Visit>  // void(const Map::value_type&)
+  void for_each(Visit&& visit) const {
+    for (const auto& entry : keys_) visit(entry);
+    for (const auto& entry : moving_) visit(entry);
+  }
+  bool empty() const { return keys_.empty() && moving_.empty(); }
+  // Slots of the tables, the one being outgrown included.
+  std::size_t slots() const { return keys_.bucket_count() + moving_.bucket_count(); }
+  // Keys still in the table being outgrown (see moving_).
+  std::size_t moving() const { return moving_.size(); }
+  // Moves up to `count` keys of the table being outgrown to the new one: the owner's steps
+  // between its batches.
+  void move_some(std::size_t count);
   // Revision of the newest change recorded (what a checkpoint of everything here is at).
   Revision revision() const { return revision_; }
   void set_revision(Revision revision) { revision_ = revision; }
 
  private:
   DirtyKey& entry(std::string_view key);
+  // Before a new key goes in: a table about to outgrow its room becomes moving_, and a new one
+  // twice as big takes the keys.
+  void grow_if_full();
+  // Moves one key of moving_ to keys_.
+  Map::iterator move_over(Map::iterator from);
+  void erase_moving(Map::iterator it);
   void set_row(DirtyKey& e, std::string_view row, Revision revision);
   void list(std::string_view key, DirtyKey& e);
   // Keeps a dropped buffer for the next key to be written, up to kMaxSpares of each kind.
@@ -79,7 +97,15 @@ class DirtyRows {
   static constexpr std::size_t kMaxSpares = 65'536;
   // Table slots and spares a quiet ledger keeps: a steady load's checkpoint reuses them.
   static constexpr std::size_t kKeptSlots = 16'384;
+  // A table of this many slots or more grows in steps; smaller ones rehash at once (cheap).
+  static constexpr std::size_t kGrowInStepsAbove = 4'096;
   Map keys_;
+  // The table keys_ outgrew, emptied a chunk at a time (move_some) and as its keys change. A
+  // rehash of the whole table at once held the sync thread, under the lock every sync's answers
+  // and every durable read take, for 45 ms at 54k keys in an expiry storm (docs/benchmarks.md);
+  // Redis grows its dict in steps too. If the new table fills first, the rest moves at once.
+  Map moving_;
+  Map::iterator next_move_ = moving_.end();  // the next key of moving_ to move
   KeyList listed_;
   std::uint64_t generation_ = 1;
   std::vector<std::string> spare_rows_;

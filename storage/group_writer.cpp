@@ -100,6 +100,9 @@ constexpr std::size_t kSpareQueues = 4;
 constexpr std::size_t kCheckpointChunk = 256;
 // Keys per step of forgetting a durable checkpoint's rows (a hash lookup each, ~0.1 µs).
 constexpr std::size_t kDropChunk = 4096;
+// Keys of a growing dirty-key table moved per turn of the writer: about a millisecond, and more
+// per second than an expiry storm dirties.
+constexpr std::size_t kMoveChunk = 1024;
 
 // The oldest kept event moves in steps, not on every batch: each step is a meta row.
 constexpr std::uint64_t kEventTrimStep = 4096;
@@ -487,6 +490,7 @@ void GroupWriter::run() {
     if (healthy_.load() && checkpoint_due(true)) start_checkpoint();
     if (healthy_.load() && checkpointing_) checkpoint_step();
     if (healthy_.load()) drop_step();
+    if (healthy_.load()) move_step();
     if (healthy_.load()) drop_trimmed_events();
   }
   // A clean stop leaves every row in its column family: the next start replays nothing.
@@ -629,6 +633,13 @@ void GroupWriter::drop_step() {
   if (d.next < d.keys.ends.size()) return;
   spare_listed_ = std::move(d.keys);
   dropping_.pop_front();
+}
+
+void GroupWriter::move_step() {
+  // A chunk at a time, like drop_step: a growing table of dirty keys moves here, between
+  // batches, not in the sync's answers.
+  std::lock_guard lock(view_mutex_);
+  dirty_.move_some(kMoveChunk);
 }
 
 void GroupWriter::complete() {

@@ -188,6 +188,7 @@ class GroupWriter {
   void checkpoint_step();  // REQUIRES: a checkpoint under way
   // Drops a chunk of the oldest durable checkpoint's rows from dirty_. REQUIRES: writer thread.
   void drop_step();
+  void move_step();
   // Adds the trim of the event log up to revision `next` to write_batch_ if it is due, never
   // above `checkpoint`; `new_oldest` is the oldest event kept then. False if it cannot.
   [[nodiscard]] bool trim_events(Revision next, Revision checkpoint, Revision& new_oldest);

@@ -476,9 +476,9 @@ Status Ledger::load(std::string_view key, LoadedState& loaded) const {
 Status Ledger::scan_leases(const std::function<void(std::string, LoadedState)>& visit) const {
   std::map<std::string, std::string, std::less<>> dirty;
   DurableRead read(*writer_, [&](const DirtyRows& rows) {
-    for (const auto& [key, d] : rows.keys()) {
-      if (d.row) dirty.emplace(key, *d.row);
-    }
+    rows.for_each([&](const DirtyRows::Map::value_type& entry) {
+      if (entry.second.row) dirty.emplace(entry.first, *entry.second.row);
+    });
   });
   read.options.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.leases));
@@ -507,9 +507,9 @@ Status Ledger::list(std::string_view prefix, std::string_view after, std::size_t
   std::vector<std::pair<std::string, std::string>> dirty;
   DurableRead read(*writer_, [&](const DirtyRows& d) {
     std::vector<const DirtyRows::Map::value_type*> in_page;
-    for (const auto& entry : d.keys()) {
+    d.for_each([&](const DirtyRows::Map::value_type& entry) {
       if (entry.second.row && in_range(entry.first)) in_page.push_back(&entry);
-    }
+    });
     std::sort(in_page.begin(), in_page.end(),
               [](const auto* a, const auto* b) { return a->first < b->first; });
     std::size_t live = 0;
