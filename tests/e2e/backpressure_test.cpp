@@ -259,6 +259,7 @@ TEST_CASE("a WebSocket client that takes nothing for --write-timeout is closed; 
   // 40,000 events of 512-byte keys for each watcher (over 25 MB), more than the sockets'
   // buffers hold, acquired on a thread of their own while this one reads the reading watcher's.
   std::atomic<int> acquired{0};
+  std::atomic<bool> filled{false};
   std::thread filler([&] {
     auto c = d.connect();
     std::string bytes;
@@ -271,12 +272,17 @@ TEST_CASE("a WebSocket client that takes nothing for --write-timeout is closed; 
     for (int i = 0; i < 40000; ++i) {
       if (c.anonymous_reply(120000ms)["status"] == "acquired") ++acquired;
     }
+    filled = true;
   });
   auto closed_one = [&] {
     return d.log().find("(WebSocket): closing, no output taken") != std::string::npos;
   };
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (!closed_one() && std::chrono::steady_clock::now() < deadline) reading.next_event(20ms);
+  // The reading watcher reads until the filler is done, not only until the other is closed: on
+  // a slow machine the rest of the fill outlasts --write-timeout.
+  auto deadline = std::chrono::steady_clock::now() + 120s;
+  while ((!closed_one() || !filled) && std::chrono::steady_clock::now() < deadline) {
+    reading.next_event(20ms);
+  }
   filler.join();
   CHECK(acquired == 40000);
   REQUIRE(closed_one());

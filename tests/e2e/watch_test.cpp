@@ -226,7 +226,9 @@ TEST_CASE("a watcher that does not read lags, and resumes without a gap", "[e2e]
   // The bound must exceed the largest commit batch (a reader that keeps up never lags), and the
   // events must outgrow it plus what the kernel's socket buffers hold (loopback TCP: 10 MiB at
   // most): 40000 events with long keys are 28 MB.
-  Daemon d(web_args({"--sync", "none", "--watch-queue", "2000"}));
+  // The write timeout is not what this tests: on a slow machine (ThreadSanitizer) the events
+  // take longer than its default to outgrow the bound, and the stalled watchers were closed.
+  Daemon d(web_args({"--sync", "none", "--watch-queue", "2000", "--write-timeout", "10m"}));
   auto c = d.connect();
   WsClient stalled(d.web_port());
   Json w = stalled.call("\"op\":\"watch\"");
