@@ -250,7 +250,9 @@ TEST_CASE("a daemon stopped and continued under load delays replies, loses none"
 
 TEST_CASE("a WebSocket client that takes nothing for --write-timeout is closed; one reading is not",
           "[e2e][backpressure]") {
-  Daemon d(web_args({"--sync", "none", "--write-timeout", "2s"}));
+  // 10 s, not less: under ThreadSanitizer on a slow machine the filler's own 20 MB of requests
+  // took longer than 2 s to send, and a connection that sends without reading is closed too.
+  Daemon d(web_args({"--sync", "none", "--write-timeout", "10s"}));
   WsClient stalled(d.web_port());
   WsClient reading(d.web_port());
   for (WsClient* w : {&stalled, &reading}) {
