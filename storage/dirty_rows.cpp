@@ -4,13 +4,20 @@
 
 namespace tenure::storage {
 
-DirtyKey& DirtyRows::entry(std::string_view key) {
-  auto it = keys_.find(key);
-  if (it == keys_.end() && !moving_.empty()) {
-    auto old = moving_.find(key);
-    if (old != moving_.end()) it = move_over(old);
+template <typename Self>
+auto DirtyRows::locate(Self& self, std::string_view key) {
+  auto* table = &self.keys_;
+  auto it = table->find(key);
+  if (it == table->end() && !self.moving_.empty()) {
+    table = &self.moving_;
+    it = table->find(key);
   }
-  if (it == keys_.end()) {
+  return std::pair{table, it};
+}
+
+DirtyKey& DirtyRows::entry(std::string_view key) {
+  auto [table, it] = locate(*this, key);
+  if (it == table->end()) {
     grow_if_full();
     DirtyKey fresh;
     if (!spare_tenures_.empty()) {
@@ -18,6 +25,8 @@ DirtyKey& DirtyRows::entry(std::string_view key) {
       spare_tenures_.pop_back();
     }
     it = keys_.emplace(std::string(key), std::move(fresh)).first;
+  } else if (table == &moving_) {
+    it = move_over(it);
   }
   list(key, it->second);
   return it->second;
@@ -118,12 +127,7 @@ void DirtyRows::drop_listed(const KeyList& keys, std::size_t& next, std::size_t 
   for (; next < end; ++next) {
     std::size_t begin = next == 0 ? 0 : keys.ends[next - 1];
     std::string_view key(keys.bytes.data() + begin, keys.ends[next] - begin);
-    Map* table = &keys_;
-    auto it = keys_.find(key);
-    if (it == keys_.end() && !moving_.empty()) {
-      table = &moving_;
-      it = moving_.find(key);
-    }
+    auto [table, it] = locate(*this, key);
     if (it == table->end()) continue;  // listed twice, or dropped by an earlier checkpoint
     DirtyKey& e = it->second;
     if (e.row && e.row_revision <= revision) {
@@ -157,10 +161,8 @@ void DirtyRows::release_burst() {
 }
 
 const DirtyKey* DirtyRows::find(std::string_view key) const {
-  auto it = keys_.find(key);
-  if (it != keys_.end()) return &it->second;
-  auto old = moving_.find(key);
-  return old == moving_.end() ? nullptr : &old->second;
+  auto [table, it] = locate(*this, key);
+  return it == table->end() ? nullptr : &it->second;
 }
 
 }  // namespace tenure::storage

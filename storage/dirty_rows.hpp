@@ -77,6 +77,10 @@ class DirtyRows {
   void set_revision(Revision revision) { revision_ = revision; }
 
  private:
+  // Where `key` is: its table (keys_, or moving_ if only that one has it) and its place there,
+  // or that table's end() if neither has it.
+  template <typename Self>
+  static auto locate(Self& self, std::string_view key);
   DirtyKey& entry(std::string_view key);
   // Before a new key goes in: a table about to outgrow its room becomes moving_, and a new one
   // twice as big takes the keys.
