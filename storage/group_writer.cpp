@@ -489,8 +489,7 @@ void GroupWriter::run() {
     // The background work after the batch: the batch's clients wait, the checkpoint does not.
     if (healthy_.load() && checkpoint_due(true)) start_checkpoint();
     if (healthy_.load() && checkpointing_) checkpoint_step();
-    if (healthy_.load()) drop_step();
-    if (healthy_.load()) move_step();
+    if (healthy_.load()) tidy_dirty();
     if (healthy_.load()) drop_trimmed_events();
   }
   // A clean stop leaves every row in its column family: the next start replays nothing.
@@ -525,7 +524,7 @@ void GroupWriter::record_dirty(std::vector<Pending>& batch, Revision revision,
   }
   dirty_.set_revision(revision);
   dirty_revision_.store(revision);
-  // Its rows leave dirty_ in chunks on the writer thread (drop_step): all at once here held
+  // Its rows leave dirty_ in chunks on the writer thread (tidy_dirty): all at once here held
   // every sync's answers up to 8 ms at 65k keys.
   if (checkpoint) checkpoint_durable_ = *checkpoint;
 }
@@ -604,7 +603,7 @@ void GroupWriter::checkpoint_step() {
   std::vector<Pending> none;
   bool written = write_and_land(encoded, none, 0, written_, new_oldest, done);
   if (done || !written) {
-    // A written checkpoint's rows leave dirty_ once it is durable (drop_step); a refused one's
+    // A written checkpoint's rows leave dirty_ once it is durable (tidy_dirty); a refused one's
     // keys are all listed again when writes resume, and it is started again then.
     if (written) {
       dropping_.push_back(Dropping{c.at, std::move(c.listed), 0});
@@ -621,25 +620,22 @@ void GroupWriter::checkpoint_step() {
   }
 }
 
-void GroupWriter::drop_step() {
-  if (dropping_.empty()) return;
-  Dropping& d = dropping_.front();
+void GroupWriter::tidy_dirty() {
+  bool dropped = false;
   {
-    // A chunk at a time: the completer publishes every sync under this mutex.
+    // A chunk of each at a time: the completer publishes every sync under this mutex. A growing
+    // table moves here, between batches, not in the sync's answers.
     std::lock_guard lock(view_mutex_);
+    dirty_.move_some(kMoveChunk);
+    if (dropping_.empty()) return;
+    Dropping& d = dropping_.front();
     if (checkpoint_durable_ < d.at) return;
     dirty_.drop_listed(d.keys, d.next, kDropChunk, d.at);
+    dropped = d.next == d.keys.ends.size();
   }
-  if (d.next < d.keys.ends.size()) return;
-  spare_listed_ = std::move(d.keys);
+  if (!dropped) return;
+  spare_listed_ = std::move(dropping_.front().keys);
   dropping_.pop_front();
-}
-
-void GroupWriter::move_step() {
-  // A chunk at a time, like drop_step: a growing table of dirty keys moves here, between
-  // batches, not in the sync's answers.
-  std::lock_guard lock(view_mutex_);
-  dirty_.move_some(kMoveChunk);
 }
 
 void GroupWriter::complete() {

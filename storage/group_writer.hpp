@@ -186,9 +186,9 @@ class GroupWriter {
   bool checkpoint_due(bool timed) const;
   void start_checkpoint();
   void checkpoint_step();  // REQUIRES: a checkpoint under way
-  // Drops a chunk of the oldest durable checkpoint's rows from dirty_. REQUIRES: writer thread.
-  void drop_step();
-  void move_step();
+  // Between batches, under one lock: drops a chunk of the oldest durable checkpoint's rows from
+  // dirty_, and moves a chunk of a growing dirty_ to its new table. REQUIRES: writer thread.
+  void tidy_dirty();
   // Adds the trim of the event log up to revision `next` to write_batch_ if it is due, never
   // above `checkpoint`; `new_oldest` is the oldest event kept then. False if it cannot.
   [[nodiscard]] bool trim_events(Revision next, Revision checkpoint, Revision& new_oldest);
@@ -275,7 +275,7 @@ class GroupWriter {
   };
   std::optional<Checkpoint> checkpointing_;
   // Written checkpoints whose keys' rows are dropped from dirty_ once they are durable, a chunk
-  // per turn of the writer (drop_step).
+  // per turn of the writer (tidy_dirty).
   struct Dropping {
     Revision at = 0;
     DirtyRows::KeyList keys;
