@@ -12,7 +12,7 @@ targets=("$@")
 ((${#targets[@]})) || targets=(request_parser codec front_door wal_tail)
 
 CXX=${FUZZ_CXX:-clang++-16} cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTENURE_FUZZ=ON >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTENURE_FUZZ=ON >/dev/null
 ninja -C "$build_dir" -j "${JOBS:-$(nproc)}" "${targets[@]/#/fuzz_}"
 
 status=0
