@@ -249,12 +249,16 @@ void Membership::reconcile(const std::map<std::string, std::string>& nodes,
   }
   // Our entry gone: the lease likely went with it, ask etcd now.
   if (!nodes.contains(options_.node_id)) next_keepalive_ = Clock::now();
-  // Claims of ours that are gone or were made again by someone: lost.
+  // Claims of ours that are gone or were made again by someone: lost. Said once, as loudly as
+  // lose_everything says it: after a pause this is often how a node first learns of it.
+  std::size_t gone = 0;
   for (std::uint32_t slot : claims_.owned()) {
     if (slots[slot].create_revision != claims_.claim_revision(slot).value_or(0)) {
       lose(slot, "its claim is gone from etcd");
+      ++gone;
     }
   }
+  if (gone > 0) spdlog::warn("cluster: letting {} slots go: their claims are gone from etcd", gone);
   std::vector<std::uint32_t> free;
   for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
     const SlotView& view = slots[slot];
