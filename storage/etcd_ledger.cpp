@@ -163,9 +163,13 @@ void EtcdLedger::submit(std::vector<WriteOp> ops, CommitDone done) {
   std::sort(pending.claims.begin(), pending.claims.end());
   pending.claims.erase(std::unique(pending.claims.begin(), pending.claims.end()),
                        pending.claims.end());
-  if (claimed) {
+  {
     std::lock_guard lock(mutex_);
-    if (healthy_.load() && !stopping_) {
+    // Answers go in submit order: a group refused while earlier ones are still queued or being
+    // written is refused behind them by the writer. Answered at once, it could overtake an older
+    // group of the same key actor, which then finds the actor's books already closed.
+    bool behind_others = submitted_ > finished_;
+    if (!stopping_ && ((claimed && healthy_.load()) || behind_others)) {
       queue_.push_back(std::move(pending));
       ++submitted_;
       ++stats_.groups;
