@@ -176,7 +176,10 @@ void GroupWriter::set_event_sink(EventSink sink) {
 void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
   {
     std::unique_lock lock(mutex_);
-    if (healthy_.load() && !stopping_) {
+    // Answers go in submit order: a group refused while earlier ones are still unanswered is
+    // refused behind them, by the writer (as in EtcdLedger::submit).
+    bool healthy = healthy_.load();
+    if (!stopping_ && (healthy || submitted_ > finished_)) {
       ++submitted_;
       ++stats_.groups;
       // Nothing in flight and the writer parked: handing the group to it, from it to the
@@ -187,8 +190,8 @@ void GroupWriter::submit(std::vector<WriteOp> ops, CommitDone done) {
       // first, on the writer, as it would before any batch the writer takes: lone commits one
       // after another never put it off. (The writer's state may be read here: parked, it does
       // not change it, and nobody else has it.)
-      if (lone_ && writer_parked_ && !committing_here_ && queue_.empty() && landing_.empty() &&
-          !syncing_ && !checkpoint_due(true)) {
+      if (healthy && lone_ && writer_parked_ && !committing_here_ && queue_.empty() &&
+          landing_.empty() && !syncing_ && !checkpoint_due(true)) {
         committing_here_ = true;
         syncing_ = config_.sync;  // the completer syncs nothing before this group is answered
         ++stats_.committed_here;
