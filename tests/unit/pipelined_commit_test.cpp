@@ -314,6 +314,45 @@ TEST_CASE("a failed sync refuses its batch and every batch written after it, and
   CHECK_FALSE(has_lease(*g.ledger, "b"));
 }
 
+TEST_CASE("a group refused while earlier groups await their answers is answered after them",
+          "[group_commit]") {
+  // A key actor counts its groups' answers in submit order: an answer that overtook an older
+  // group's would close the actor's books before the older one arrives.
+  GatedLedger g;
+  Ledger& ledger = *g.ledger;
+  std::atomic<int> counter{0};
+  Outcome a, b, c;
+  gate.set(true, true);
+  std::jthread lone([&] {
+    std::vector<WriteOp> ops;
+    ops.push_back(acquire_op("a"));
+    ledger.writer().submit(std::move(ops),
+                           [&, done = a.done(counter)](bool ok, std::vector<WriteOp>& written) {
+                             done(ok, written);
+                             // The ledger is unhealthy now, and "b" is not yet answered.
+                             submit(ledger, "c", c, counter);
+                           });
+  });
+  REQUIRE(gate.wait_for_sync());
+  submit_many(ledger, "b", b, counter);
+  REQUIRE(wait_until([&] { return ledger.writer().stats().batches == 2; }));
+  gate.set(false, true);  // "a"'s sync fails, and "b" with it
+  REQUIRE(a.answered());
+  REQUIRE(b.answered());
+  REQUIRE(c.answered());
+  CHECK_FALSE(c.ok);
+  CHECK(a.order < b.order);
+  CHECK(b.order < c.order);
+
+  gate.set(false, false);
+  for (int i = 0; i < 2 + kMany; ++i) ledger.writer().refusal_settled();
+  REQUIRE(wait_until([&] { return ledger.healthy(); }));
+  Outcome d;
+  submit(ledger, "d", d, counter);
+  REQUIRE(d.answered());
+  CHECK(d.ok);
+}
+
 TEST_CASE("the keys of a refused checkpoint are written by the next one", "[group_commit]") {
   GatedLedger g([](LedgerOptions& o) { o.checkpoint_every = std::chrono::milliseconds(50); });
   std::atomic<int> counter{0};
