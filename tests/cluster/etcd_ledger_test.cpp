@@ -441,6 +441,49 @@ TEST_CASE("a write to a paused etcd member is refused, and writes resume elsewhe
   CHECK(seen.back() == after.revisions[0]);
 }
 
+TEST_CASE("a group refused while earlier groups await their answers is answered after them",
+          "[etcd_ledger]") {
+  // A key actor counts its groups' answers in submit order: an answer that overtook an older
+  // group's would close the actor's books before the older one arrives.
+  test::EtcdCluster etcd(3);
+  auto options = options_for(etcd);
+  options.etcd.timeout = std::chrono::milliseconds(1000);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  claim(probe, options.prefix, 5, claims);
+  auto ledger = open(options, claims);
+  REQUIRE(commit(*ledger, {acquire(key_in(5, 0), 1)}).ok);
+  REQUIRE(ledger->client().current_endpoint() == etcd.endpoint(0));
+
+  std::mutex mutex;
+  std::vector<std::string> answered;  // in the order the groups were answered
+  std::promise<void> all_answered;
+  auto done = [&](std::string name) {
+    return [&, name](bool ok, std::vector<WriteOp>& written) {
+      if (!ok) {
+        for (std::size_t i = 0; i < written.size(); ++i) ledger->refusal_settled();
+      }
+      std::lock_guard lock(mutex);
+      answered.push_back(name);
+      if (answered.size() == 3) all_answered.set_value();
+    };
+  };
+  etcd.stop(0);  // the first group is sent and never answered: refused when etcd times out
+  ledger->submit({acquire(key_in(5, 1), 1)},
+                 [&, first = done("first")](bool ok, std::vector<WriteOp>& written) {
+                   first(ok, written);
+                   // The ledger is unhealthy now, and "second" is not yet answered.
+                   CHECK_FALSE(ledger->healthy());
+                   ledger->submit({acquire(key_in(5, 3), 1)}, done("third"));
+                 });
+  ledger->submit({acquire(key_in(5, 2), 1)}, done("second"));
+  REQUIRE(all_answered.get_future().wait_for(std::chrono::seconds(20)) ==
+          std::future_status::ready);
+  etcd.cont(0);
+  std::lock_guard lock(mutex);
+  CHECK(answered == std::vector<std::string>{"first", "second", "third"});
+}
+
 TEST_CASE("a node that only watches notices a silent stream and moves it", "[etcd_ledger]") {
   test::EtcdCluster etcd(3);
   auto options = options_for(etcd);
