@@ -48,7 +48,10 @@ class LedgerStore {
   virtual Status compact_history(Millis now, std::size_t& dropped) = 0;
   virtual Status backup(const std::string& dir) const = 0;
 
-  // Writes: one shard turn's changes at a time, answered once, in commit order.
+  // Writes: one shard turn's changes at a time, each answered once and in submit order, refusals
+  // too: a key actor takes an answer as settling every group it submitted before it
+  // (KeyActor::flush_ready), so one that overtook an older group would acknowledge that group's
+  // replies before its write was done.
   virtual void submit(std::vector<WriteOp> ops, CommitDone done) = 0;
   virtual void refusal_settled() = 0;
   virtual void set_event_sink(EventSink sink) = 0;
