@@ -127,6 +127,22 @@ struct SinkLog {
   }
 };
 
+// A ledger on a 3-member etcd, calling member 0 first and giving up on a call after a second,
+// with `slot` claimed: a test stops member 0 to leave a write unanswered.
+struct OnThreeMembers {
+  test::EtcdCluster etcd{3};
+  storage::EtcdLedgerOptions options;
+  storage::SlotClaims claims;
+  std::unique_ptr<EtcdLedger> ledger;
+
+  explicit OnThreeMembers(std::uint32_t slot) : options(options_for(etcd)) {
+    options.etcd.timeout = std::chrono::milliseconds(1000);
+    storage::EtcdClient probe(options.etcd);
+    claim(probe, options.prefix, slot, claims);
+    ledger = open(options, claims);
+  }
+};
+
 void wait_for(const std::function<bool()>& done) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!done() && std::chrono::steady_clock::now() < deadline) {
@@ -405,13 +421,9 @@ TEST_CASE("the ledger keeps committing when an etcd member dies", "[etcd_ledger]
 
 TEST_CASE("a write to a paused etcd member is refused, and writes resume elsewhere",
           "[etcd_ledger]") {
-  test::EtcdCluster etcd(3);
-  auto options = options_for(etcd);
-  options.etcd.timeout = std::chrono::milliseconds(1000);
-  storage::SlotClaims claims;
-  storage::EtcdClient probe(options.etcd);
-  claim(probe, options.prefix, 4, claims);
-  auto ledger = open(options, claims);
+  OnThreeMembers three(4);
+  auto& etcd = three.etcd;
+  auto& ledger = three.ledger;
   SinkLog log;
   ledger->set_event_sink(log.sink());
   REQUIRE(commit(*ledger, {acquire(key_in(4, 0), 1)}).ok);
@@ -445,13 +457,9 @@ TEST_CASE("a group refused while earlier groups await their answers is answered 
           "[etcd_ledger]") {
   // A key actor counts its groups' answers in submit order: an answer that overtook an older
   // group's would close the actor's books before the older one arrives.
-  test::EtcdCluster etcd(3);
-  auto options = options_for(etcd);
-  options.etcd.timeout = std::chrono::milliseconds(1000);
-  storage::SlotClaims claims;
-  storage::EtcdClient probe(options.etcd);
-  claim(probe, options.prefix, 5, claims);
-  auto ledger = open(options, claims);
+  OnThreeMembers three(5);
+  auto& etcd = three.etcd;
+  auto& ledger = three.ledger;
   REQUIRE(commit(*ledger, {acquire(key_in(5, 0), 1)}).ok);
   REQUIRE(ledger->client().current_endpoint() == etcd.endpoint(0));
 
