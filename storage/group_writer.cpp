@@ -282,13 +282,6 @@ std::string GroupWriter::last_error() const {
   return last_error_;
 }
 
-std::shared_ptr<const rocksdb::Snapshot> GroupWriter::durable_view(
-    const std::function<void(const DirtyRows&)>& look) const {
-  std::lock_guard lock(view_mutex_);
-  look(dirty_);
-  return durable_.load();
-}
-
 std::shared_ptr<const rocksdb::Snapshot> GroupWriter::take_snapshot() {
   return {db_->GetSnapshot(), [db = db_](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); },
           std::pmr::polymorphic_allocator<std::byte>(&snapshot_blocks_)};

@@ -135,10 +135,15 @@ class GroupWriter {
   Revision revision() const { return revision_.load(); }
   // What reads must see: the ledger at revision() (null: the latest, which is then durable).
   std::shared_ptr<const rocksdb::Snapshot> durable_snapshot() const { return durable_.load(); }
-  // The durable snapshot, and `look` called on the durable rows that no checkpoint has written
-  // yet, as one consistent view: a read adds those rows to what the snapshot has (they win).
-  std::shared_ptr<const rocksdb::Snapshot> durable_view(
-      const std::function<void(const DirtyRows&)>& look) const;
+  // The durable snapshot, and `look(const DirtyRows&)` called on the durable rows that no
+  // checkpoint has written yet, as one consistent view: a read adds those rows to what the
+  // snapshot has (they win).
+  template <typename Look>
+  std::shared_ptr<const rocksdb::Snapshot> durable_view(Look&& look) const {
+    std::lock_guard lock(view_mutex_);
+    look(dirty_);
+    return durable_.load();
+  }
   Revision oldest_revision() const { return oldest_revision_.load(); }
   WriterStats stats() const;
   std::string last_error() const;

@@ -437,8 +437,9 @@ struct Ledger::DurableRead {
   explicit DurableRead(const GroupWriter& writer) : snapshot(writer.durable_snapshot()) {
     options.snapshot = snapshot.get();
   }
-  DurableRead(const GroupWriter& writer, const std::function<void(const DirtyRows&)>& look)
-      : snapshot(writer.durable_view(look)) {
+  template <typename Look>
+  DurableRead(const GroupWriter& writer, Look&& look)
+      : snapshot(writer.durable_view(std::forward<Look>(look))) {
     options.snapshot = snapshot.get();
   }
   std::shared_ptr<const rocksdb::Snapshot> snapshot;
