@@ -37,12 +37,13 @@ std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
 
 namespace {
 
-// Builds the batch that puts back what a written batch changed, as a snapshot has it.
+// Builds the batch that puts back what a written batch changed, as a snapshot has it; but the
+// oldest event kept as `oldest` has it, as a batch of events alone takes no snapshot.
 class Restorer : public rocksdb::WriteBatch::Handler {
  public:
   Restorer(rocksdb::DB* db, const ColumnFamilies& cf, const rocksdb::Snapshot* snapshot,
-           rocksdb::WriteBatch& out)
-      : db_(db), out_(out) {
+           Revision oldest, rocksdb::WriteBatch& out)
+      : db_(db), meta_(cf.meta), oldest_(big_endian(oldest)), out_(out) {
     read_.snapshot = snapshot;
     for (rocksdb::ColumnFamilyHandle* h : {cf.leases, cf.tenures, cf.events, cf.meta}) {
       handles_.push_back(h);
@@ -76,6 +77,7 @@ class Restorer : public rocksdb::WriteBatch::Handler {
   rocksdb::Status restore(std::uint32_t id, const rocksdb::Slice& key) {
     rocksdb::ColumnFamilyHandle* h = handle(id);
     if (!h) return rocksdb::Status::Corruption("unknown column family in a batch");
+    if (h == meta_ && key == rocksdb::Slice(kOldestKey)) return out_.Put(h, key, oldest_);
     std::string value;
     rocksdb::Status s = db_->Get(read_, h, key, &value);
     if (s.IsNotFound()) return out_.Delete(h, key);
@@ -83,6 +85,8 @@ class Restorer : public rocksdb::WriteBatch::Handler {
   }
 
   rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* meta_;
+  std::string oldest_;
   rocksdb::WriteBatch& out_;
   rocksdb::ReadOptions read_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
@@ -315,8 +319,14 @@ Status GroupWriter::write_aside(rocksdb::WriteBatch& batch) {
   rocksdb::WriteOptions wo;
   wo.sync = config_.sync;
   rocksdb::Status s = db_->Write(wo, &batch);
-  // Visible now if nothing written is waiting for its sync; else with the next sync after it.
-  if (s.ok() && config_.sync && unlanded_.load() == 0) durable_.store(take_snapshot());
+  // Visible now if nothing written is waiting for its sync; else with the sync of the next batch.
+  if (s.ok() && config_.sync) {
+    if (unlanded_.load() == 0) {
+      durable_.store(take_snapshot());
+    } else {
+      aside_unpublished_ = true;
+    }
+  }
   return Status::from(s);
 }
 
@@ -360,10 +370,11 @@ Status GroupWriter::undo_refused() {
     undo.swap(undo_);
   }
   if (undo.empty()) return {};
-  // The durable snapshot is still the one from before the failed sync.
+  // The durable snapshot and revisions are still those from before the failed sync: the
+  // refused batches' events are above them, so the snapshot has none of those.
   std::shared_ptr<const rocksdb::Snapshot> snapshot = durable_.load();
   rocksdb::WriteBatch restore;
-  Restorer restorer(db_, cf_, snapshot.get(), restore);
+  Restorer restorer(db_, cf_, snapshot.get(), oldest_revision_.load(), restore);
   rocksdb::Status s;
   for (const std::string& rep : undo) {
     if (s.ok()) s = rocksdb::WriteBatch(rep).Iterate(&restorer);
@@ -597,7 +608,7 @@ void GroupWriter::checkpoint_step() {
     encoded &= trim_events(written_, c.at, new_oldest);
   }
   std::vector<Pending> none;
-  bool written = write_and_land(encoded, none, 0, written_, new_oldest, done);
+  bool written = write_and_land(encoded, none, 0, written_, new_oldest, done, true);
   if (done || !written) {
     // A written checkpoint's rows leave dirty_ once it is durable (tidy_dirty); a refused one's
     // keys are all listed again when writes resume, and it is started again then.
@@ -725,12 +736,14 @@ void GroupWriter::answer(std::vector<Landing>& landings, std::vector<const Event
 std::uint64_t GroupWriter::sync_landed(std::vector<Landing>& landings) {
   std::uint64_t ops = 0, micros = 0, written = 0;
   Landing* newest = nullptr;
+  Landing* newest_rows = nullptr;  // the newest that took a snapshot
   for (Landing& l : landings) {
     if (!l.ok) continue;
     ops += l.ops;
     micros += l.write_us;
     ++written;
     newest = &l;
+    if (l.snapshot) newest_rows = &l;
   }
   if (!newest) return 0;
   bool failed_before;
@@ -754,7 +767,7 @@ std::uint64_t GroupWriter::sync_landed(std::vector<Landing>& landings) {
     }
     revision_.store(newest->revision);
     oldest_revision_.store(newest->oldest);
-    durable_.store(std::move(newest->snapshot));
+    if (newest_rows) durable_.store(std::move(newest_rows->snapshot));
   } else {
     for (Landing& l : landings) {
       if (!l.ok) continue;
@@ -819,7 +832,7 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   ops_since_checkpoint_ += ops;
   Revision new_oldest;
   encoded &= trim_events(next, checkpoint_written_, new_oldest);
-  return write_and_land(encoded, batch, ops, next, new_oldest, std::nullopt);
+  return write_and_land(encoded, batch, ops, next, new_oldest, std::nullopt, false);
 }
 
 bool GroupWriter::trim_events(Revision next, Revision checkpoint, Revision& new_oldest) {
@@ -830,7 +843,7 @@ bool GroupWriter::trim_events(Revision next, Revision checkpoint, Revision& new_
   new_oldest = trim_to;
   // Only the bound moves here: nothing reads below it, and the events under it leave the disk
   // later, whole files at a time (drop_trimmed_events).
-  return write_batch_->Put(cf_.meta, "oldest_revision", big_endian(new_oldest)).ok();
+  return write_batch_->Put(cf_.meta, kOldestKey, big_endian(new_oldest)).ok();
 }
 
 void GroupWriter::drop_trimmed_events() {
@@ -852,7 +865,7 @@ void GroupWriter::drop_trimmed_events() {
 
 bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,
                                  Revision next, Revision new_oldest,
-                                 std::optional<Revision> checkpoint) {
+                                 std::optional<Revision> checkpoint, bool writes_rows) {
   rocksdb::WriteBatch& wb = *write_batch_;
   // With sync on, the completer syncs: this thread goes on to the next batch meanwhile.
   rocksdb::WriteOptions wo;
@@ -864,8 +877,13 @@ bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std:
     std::lock_guard lock(write_mutex_);
     status = Status::from(db_->Write(wo, &wb));
     if (status.ok() && config_.sync) {
-      // The ledger exactly after this batch: nothing else writes meanwhile.
-      snapshot = take_snapshot();
+      // The rows exactly after this batch: nothing else writes meanwhile. A batch of events
+      // alone leaves the rows as they were: reads of the log stop at revision() instead. A
+      // RocksDB snapshot per batch was an allocation per op at one connection.
+      if (writes_rows || aside_unpublished_) {
+        snapshot = take_snapshot();
+        aside_unpublished_ = false;
+      }
       unlanded_.fetch_add(1);
     }
   }

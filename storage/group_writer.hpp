@@ -106,6 +106,8 @@ struct WriterConfig {
 // Key of the meta row that holds the revision of the last checkpoint: the lease and tenure rows
 // are complete up to it, and the journals of the events above it hold the rest.
 inline constexpr const char* kCheckpointKey = "checkpoint";
+// Key of the meta row that holds the oldest event kept.
+inline constexpr const char* kOldestKey = "oldest_revision";
 
 class GroupWriter {
  public:
@@ -133,7 +135,10 @@ class GroupWriter {
   bool healthy() const { return healthy_.load(); }
   // The newest durable revision.
   Revision revision() const { return revision_.load(); }
-  // What reads must see: the ledger at revision() (null: the latest, which is then durable).
+  // What reads of the lease and tenure rows must see: those column families as of a durable
+  // checkpoint step or later, with nothing that is not durable (null: the latest, which is then
+  // durable). The rows changed since are the dirty rows (durable_view). Only batches that write
+  // rows take a snapshot: the event log is read up to revision() instead, without one.
   std::shared_ptr<const rocksdb::Snapshot> durable_snapshot() const { return durable_.load(); }
   // The durable snapshot, and `look(const DirtyRows&)` called on the durable rows that no
   // checkpoint has written yet, as one consistent view: a read adds those rows to what the
@@ -181,10 +186,11 @@ class GroupWriter {
   // Publishes the events of the landed batches that were written and answers every group.
   void answer(std::vector<Landing>& landings, std::vector<const Events*>& events);
   [[nodiscard]] bool commit(std::vector<Pending>& batch);
-  // Writes write_batch_ (the ops of `batch`, up to revision `next`) and hands it on.
+  // Writes write_batch_ (the ops of `batch`, up to revision `next`; lease or tenure rows if
+  // `writes_rows`) and hands it on.
   [[nodiscard]] bool write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,
                                     Revision next, Revision new_oldest,
-                                    std::optional<Revision> checkpoint);
+                                    std::optional<Revision> checkpoint, bool writes_rows);
   // A checkpoint writes the rows changed since the last one (if any), in chunks between commits,
   // the last chunk with meta/checkpoint. REQUIRES: writer thread, healthy.
   // REQUIRES: writer thread, or mutex_ held while it is parked and no caller has its state.
@@ -220,8 +226,9 @@ class GroupWriter {
   rocksdb::DB* db_;
   ColumnFamilies cf_;
   WriterConfig config_;
-  // The snapshots' shared_ptr control blocks: with sync on, every batch takes a snapshot, and
-  // its block is reused rather than allocated. Declared before every holder of a snapshot.
+  // The snapshots' shared_ptr control blocks: with sync on, every checkpoint step takes a
+  // snapshot, and its block is reused rather than allocated. Declared before every holder of a
+  // snapshot.
   std::pmr::synchronized_pool_resource snapshot_blocks_;
   // Reused by every commit (writer thread only): a batch of hundreds of writes is a large
   // allocation, and allocating it anew each time makes malloc consolidate its free lists.
@@ -232,6 +239,9 @@ class GroupWriter {
 
   // Held around a batch's write and its snapshot, and around write_aside().
   std::mutex write_mutex_;
+  // A write_aside() whose rows no snapshot has yet: the next batch takes one, whatever it writes.
+  // REQUIRES: write_mutex_ held.
+  bool aside_unpublished_ = false;
   // Guards dirty_ and the publication of each durable revision and snapshot with it.
   mutable std::mutex view_mutex_;
   DirtyRows dirty_;

@@ -389,7 +389,7 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
   if (!status.ok()) return nullptr;
   std::uint64_t revision = 0, oldest = 0, token_floor = 0;
   for (Status st : {read_meta(ledger->db_.get(), ledger->cf_.meta, "revision", revision),
-                    read_meta(ledger->db_.get(), ledger->cf_.meta, "oldest_revision", oldest),
+                    read_meta(ledger->db_.get(), ledger->cf_.meta, kOldestKey, oldest),
                     read_last_revision(ledger->db_.get(), ledger->cf_.events, revision)}) {
     if (!st.ok()) {
       status = st;
@@ -640,10 +640,14 @@ Status Ledger::history(std::string_view key, Token before_token, std::size_t lim
 
 Status Ledger::events_from(Revision from, std::size_t limit, std::vector<Event>& out) const {
   out.clear();
-  DurableRead read(*writer_);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read.options, cf_.events));
+  // Not the durable snapshot, which batches of events alone do not move: every event up to the
+  // durable revision is final (a refused batch's are above it, until they are undone), and
+  // none above it is read. Read first: the iterator then has them all.
+  Revision durable = writer_->revision();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_.events));
   for (it->Seek(big_endian(from)); it->Valid() && out.size() < limit; it->Next()) {
     Revision revision = from_big_endian(it->key().ToStringView());
+    if (revision > durable) break;
     if (auto event = decode_event(it->value().ToStringView(), revision)) {
       out.push_back(std::move(*event));
     }

@@ -502,3 +502,59 @@ TEST_CASE("callers answered by one sync share the next, which waits for half of 
   for (int i = 0; i < kCallers; ++i) in_first_sync += synced_by[i] == first_sync ? 1 : 0;
   CHECK(in_first_sync >= kCallers / 2);
 }
+
+TEST_CASE("a refused trim of the event log is undone to the durable oldest event",
+          "[group_commit]") {
+  // Batches of events alone take no snapshot, so the durable snapshot can be older than the
+  // last trim of the log: the undo must not put that snapshot's older bound back.
+  GatedLedger g([](LedgerOptions& o) {
+    o.events_keep = 5000;
+    o.checkpoint_every = std::chrono::hours(1);
+    o.checkpoint_ops = 1'000'000;
+  });
+  std::atomic<int> counter{0};
+  // `n` ops on one key: a checkpoint of them is one batch.
+  auto submit_on = [&](const std::string& key, int n, Outcome& outcome) {
+    std::vector<WriteOp> ops;
+    for (int i = 0; i < n; ++i) ops.push_back(acquire_op(key));
+    g.ledger->writer().submit(std::move(ops), outcome.done(counter));
+  };
+  Outcome first;
+  submit_on("first", 5000, first);
+  REQUIRE(first.answered());
+  g.open();  // a checkpoint at 5,000, and a snapshot from before any trim
+  Ledger& ledger = *g.ledger;
+  Revision start_oldest = ledger.oldest_revision();
+
+  // 4,500 more: the log is trimmed to events_keep by a batch of events alone.
+  Outcome trimmed;
+  submit_on("trimmed", 4500, trimmed);
+  REQUIRE(trimmed.answered());
+  REQUIRE(trimmed.ok);
+  Revision durable_oldest = ledger.oldest_revision();
+  REQUIRE(durable_oldest > start_oldest);
+
+  // The next group's sync is held; its log length makes a checkpoint due, which trims the log
+  // again in its batch. Both syncs then fail.
+  std::uint64_t batches = ledger.writer().stats().batches;
+  Outcome refused;
+  gate.set(true, true);
+  std::jthread lone([&] { submit_on("refused", 4500, refused); });
+  REQUIRE(gate.wait_for_sync());
+  REQUIRE(wait_until([&] { return ledger.writer().stats().batches == batches + 2; }));
+  gate.set(false, true);
+  REQUIRE(refused.answered());
+  CHECK_FALSE(refused.ok);
+  gate.set(false, false);
+  for (int i = 0; i < 4500; ++i) ledger.writer().refusal_settled();
+  REQUIRE(wait_until([&] { return ledger.healthy(); }));
+  CHECK(ledger.oldest_revision() == durable_oldest);
+
+  // The bound on disk is the durable one too (the clean stop's checkpoint does not trim).
+  g.open();
+  CHECK(g.ledger->oldest_revision() == durable_oldest);
+  std::vector<Event> events;
+  REQUIRE(g.ledger->events_from(durable_oldest, 1, events).ok());
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].revision == durable_oldest);
+}
