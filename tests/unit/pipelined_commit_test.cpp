@@ -306,6 +306,7 @@ TEST_CASE("a failed sync refuses its batch and every batch written after it, and
   CHECK(c.ok);
   CHECK(ledger.revision() == durable + 1);
 
+  lone.join();  // its submit() has returned before the writer goes
   g.open();
   CHECK(g.ledger->revision() == durable + 1);
   CHECK(has_lease(*g.ledger, "kept"));
@@ -551,6 +552,7 @@ TEST_CASE("a refused trim of the event log is undone to the durable oldest event
   CHECK(ledger.oldest_revision() == durable_oldest);
 
   // The bound on disk is the durable one too (the clean stop's checkpoint does not trim).
+  lone.join();  // its submit() has returned before the writer goes
   g.open();
   CHECK(g.ledger->oldest_revision() == durable_oldest);
   std::vector<Event> events;
