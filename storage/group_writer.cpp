@@ -37,13 +37,12 @@ std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
 
 namespace {
 
-// Builds the batch that puts back what a written batch changed, as a snapshot has it; but the
-// oldest event kept as `oldest` has it, as a batch of events alone takes no snapshot.
+// Builds the batch that puts back what a written batch changed, as a snapshot has it.
 class Restorer : public rocksdb::WriteBatch::Handler {
  public:
   Restorer(rocksdb::DB* db, const ColumnFamilies& cf, const rocksdb::Snapshot* snapshot,
-           Revision oldest, rocksdb::WriteBatch& out)
-      : db_(db), meta_(cf.meta), oldest_(big_endian(oldest)), out_(out) {
+           rocksdb::WriteBatch& out)
+      : db_(db), out_(out) {
     read_.snapshot = snapshot;
     for (rocksdb::ColumnFamilyHandle* h : {cf.leases, cf.tenures, cf.events, cf.meta}) {
       handles_.push_back(h);
@@ -77,7 +76,6 @@ class Restorer : public rocksdb::WriteBatch::Handler {
   rocksdb::Status restore(std::uint32_t id, const rocksdb::Slice& key) {
     rocksdb::ColumnFamilyHandle* h = handle(id);
     if (!h) return rocksdb::Status::Corruption("unknown column family in a batch");
-    if (h == meta_ && key == rocksdb::Slice(kOldestKey)) return out_.Put(h, key, oldest_);
     std::string value;
     rocksdb::Status s = db_->Get(read_, h, key, &value);
     if (s.IsNotFound()) return out_.Delete(h, key);
@@ -85,8 +83,6 @@ class Restorer : public rocksdb::WriteBatch::Handler {
   }
 
   rocksdb::DB* db_;
-  rocksdb::ColumnFamilyHandle* meta_;
-  std::string oldest_;
   rocksdb::WriteBatch& out_;
   rocksdb::ReadOptions read_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
@@ -370,11 +366,12 @@ Status GroupWriter::undo_refused() {
     undo.swap(undo_);
   }
   if (undo.empty()) return {};
-  // The durable snapshot and revisions are still those from before the failed sync: the
-  // refused batches' events are above them, so the snapshot has none of those.
+  // The durable snapshot is still the one from before the failed sync. It has every row and
+  // meta row as durable (only batches of events alone take none), and none of the refused
+  // batches' events, which are above the durable revision.
   std::shared_ptr<const rocksdb::Snapshot> snapshot = durable_.load();
   rocksdb::WriteBatch restore;
-  Restorer restorer(db_, cf_, snapshot.get(), oldest_revision_.load(), restore);
+  Restorer restorer(db_, cf_, snapshot.get(), restore);
   rocksdb::Status s;
   for (const std::string& rep : undo) {
     if (s.ok()) s = rocksdb::WriteBatch(rep).Iterate(&restorer);
@@ -608,7 +605,7 @@ void GroupWriter::checkpoint_step() {
     encoded &= trim_events(written_, c.at, new_oldest);
   }
   std::vector<Pending> none;
-  bool written = write_and_land(encoded, none, 0, written_, new_oldest, done, true);
+  bool written = write_and_land(encoded, none, 0, written_, new_oldest, done, false);
   if (done || !written) {
     // A written checkpoint's rows leave dirty_ once it is durable (tidy_dirty); a refused one's
     // keys are all listed again when writes resume, and it is started again then.
@@ -832,7 +829,9 @@ bool GroupWriter::commit(std::vector<Pending>& batch) {
   ops_since_checkpoint_ += ops;
   Revision new_oldest;
   encoded &= trim_events(next, checkpoint_written_, new_oldest);
-  return write_and_land(encoded, batch, ops, next, new_oldest, std::nullopt, false);
+  // A trim of the log moves its meta row: that batch is not events alone.
+  return write_and_land(encoded, batch, ops, next, new_oldest, std::nullopt,
+                        new_oldest == written_oldest_);
 }
 
 bool GroupWriter::trim_events(Revision next, Revision checkpoint, Revision& new_oldest) {
@@ -865,7 +864,7 @@ void GroupWriter::drop_trimmed_events() {
 
 bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,
                                  Revision next, Revision new_oldest,
-                                 std::optional<Revision> checkpoint, bool writes_rows) {
+                                 std::optional<Revision> checkpoint, bool events_alone) {
   rocksdb::WriteBatch& wb = *write_batch_;
   // With sync on, the completer syncs: this thread goes on to the next batch meanwhile.
   rocksdb::WriteOptions wo;
@@ -877,10 +876,10 @@ bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std:
     std::lock_guard lock(write_mutex_);
     status = Status::from(db_->Write(wo, &wb));
     if (status.ok() && config_.sync) {
-      // The rows exactly after this batch: nothing else writes meanwhile. A batch of events
-      // alone leaves the rows as they were: reads of the log stop at revision() instead. A
-      // RocksDB snapshot per batch was an allocation per op at one connection.
-      if (writes_rows || aside_unpublished_) {
+      // The ledger exactly after this batch: nothing else writes meanwhile. A batch of events
+      // alone leaves every other row as it was, and reads of the log stop at revision()
+      // instead: a RocksDB snapshot per batch was an allocation per op at one connection.
+      if (!events_alone || aside_unpublished_) {
         snapshot = take_snapshot();
         aside_unpublished_ = false;
       }

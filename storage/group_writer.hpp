@@ -135,10 +135,10 @@ class GroupWriter {
   bool healthy() const { return healthy_.load(); }
   // The newest durable revision.
   Revision revision() const { return revision_.load(); }
-  // What reads of the lease and tenure rows must see: those column families as of a durable
-  // checkpoint step or later, with nothing that is not durable (null: the latest, which is then
-  // durable). The rows changed since are the dirty rows (durable_view). Only batches that write
-  // rows take a snapshot: the event log is read up to revision() instead, without one.
+  // What reads of the lease and tenure rows must see: the ledger after the newest durable batch
+  // that wrote more than events, with nothing that is not durable (null: the latest, which is
+  // then durable). The rows changed since are the dirty rows (durable_view). A batch of events
+  // alone takes no snapshot: the event log is read up to revision() instead, without one.
   std::shared_ptr<const rocksdb::Snapshot> durable_snapshot() const { return durable_.load(); }
   // The durable snapshot, and `look(const DirtyRows&)` called on the durable rows that no
   // checkpoint has written yet, as one consistent view: a read adds those rows to what the
@@ -186,11 +186,11 @@ class GroupWriter {
   // Publishes the events of the landed batches that were written and answers every group.
   void answer(std::vector<Landing>& landings, std::vector<const Events*>& events);
   [[nodiscard]] bool commit(std::vector<Pending>& batch);
-  // Writes write_batch_ (the ops of `batch`, up to revision `next`; lease or tenure rows if
-  // `writes_rows`) and hands it on.
+  // Writes write_batch_ (the ops of `batch`, up to revision `next`; nothing but their events if
+  // `events_alone`) and hands it on.
   [[nodiscard]] bool write_and_land(bool encoded, std::vector<Pending>& batch, std::uint64_t ops,
                                     Revision next, Revision new_oldest,
-                                    std::optional<Revision> checkpoint, bool writes_rows);
+                                    std::optional<Revision> checkpoint, bool events_alone);
   // A checkpoint writes the rows changed since the last one (if any), in chunks between commits,
   // the last chunk with meta/checkpoint. REQUIRES: writer thread, healthy.
   // REQUIRES: writer thread, or mutex_ held while it is parked and no caller has its state.
@@ -226,8 +226,8 @@ class GroupWriter {
   rocksdb::DB* db_;
   ColumnFamilies cf_;
   WriterConfig config_;
-  // The snapshots' shared_ptr control blocks: with sync on, every checkpoint step takes a
-  // snapshot, and its block is reused rather than allocated. Declared before every holder of a
+  // The snapshots' shared_ptr control blocks: with sync on, every checkpoint step and trim takes
+  // a snapshot, and its block is reused rather than allocated. Declared before every holder of a
   // snapshot.
   std::pmr::synchronized_pool_resource snapshot_blocks_;
   // Reused by every commit (writer thread only): a batch of hundreds of writes is a large

@@ -506,8 +506,8 @@ TEST_CASE("callers answered by one sync share the next, which waits for half of 
 
 TEST_CASE("a refused trim of the event log is undone to the durable oldest event",
           "[group_commit]") {
-  // Batches of events alone take no snapshot, so the durable snapshot can be older than the
-  // last trim of the log: the undo must not put that snapshot's older bound back.
+  // Batches of events alone take no snapshot. A trim of the log is not events alone: were it
+  // not to take one, the undo would put an older snapshot's bound back.
   GatedLedger g([](LedgerOptions& o) {
     o.events_keep = 5000;
     o.checkpoint_every = std::chrono::hours(1);
