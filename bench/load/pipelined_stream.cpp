@@ -5,6 +5,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <cstring>
 
 namespace tenure::bench {
 
@@ -54,7 +55,8 @@ asio::awaitable<void> PipelinedStream::read_loop() {
     }
     end += n;
     std::size_t used = consume(std::string_view(input_.data(), end));
-    input_.erase(0, used);
+    // Only the unconsumed tail moves: input_'s size is its room, far more than the bytes held.
+    std::memmove(input_.data(), input_.data() + used, end - used);
     end -= used;
   }
   close();

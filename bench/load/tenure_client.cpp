@@ -4,8 +4,8 @@
 
 #include <atomic>
 #include <boost/asio/use_awaitable.hpp>
+#include <deque>
 #include <string_view>
-#include <unordered_map>
 
 #include "bench/load/pipelined_stream.hpp"
 #include "bench/load/wall_clock.hpp"
@@ -108,8 +108,7 @@ class TenureClient final : public LockClient, private PipelinedStream {
     line_.push_back('\n');
     send(line_);
     co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(Reply)>(
-        [this, id](auto handler) { waiting_.emplace(id, Waiter<Reply>(std::move(handler))); },
-        asio::use_awaitable);
+        [this](auto handler) { waiting_.emplace_back(std::move(handler)); }, asio::use_awaitable);
   }
 
   std::size_t consume(std::string_view data) override {
@@ -131,8 +130,9 @@ class TenureClient final : public LockClient, private PipelinedStream {
     }
     std::uint64_t id = 0;
     if (doc["id"].get(id)) return close();  // every request has an id: its reply must too
-    auto it = waiting_.find(id);
-    if (it == waiting_.end()) return close();
+    if (id < first_id_ || id - first_id_ >= waiting_.size() || !waiting_[id - first_id_]) {
+      return close();  // a reply to no request, or a second one
+    }
     Reply r;
     if (!doc["status"].get(text)) r.status = text;
     if (r.status.empty()) r.status = "missing_status";
@@ -140,21 +140,30 @@ class TenureClient final : public LockClient, private PipelinedStream {
     if (doc["token"].get(r.token)) r.token = 0;  // absent or null
     if (doc["fresh"].get(r.fresh)) r.fresh = false;
     if (lost_ && !doc["expires_at"].get(text)) r.expires_at_ms = parse_rfc3339_ms(text);
-    Waiter<Reply> waiter = std::move(it->second);
-    waiting_.erase(it);
+    Waiter<Reply> waiter = std::move(waiting_[id - first_id_]);
+    while (!waiting_.empty() && !waiting_.front()) {
+      waiting_.pop_front();
+      ++first_id_;
+    }
     complete(std::move(waiter), std::move(r));
   }
 
   void fail_all() override {
     auto waiting = std::move(waiting_);
     waiting_.clear();
-    for (auto& [id, waiter] : waiting) complete(std::move(waiter), Reply{});
+    first_id_ = last_id_ + 1;
+    for (auto& waiter : waiting) {
+      if (waiter) complete(std::move(waiter), Reply{});
+    }
   }
 
   std::string path_;
   std::uint64_t last_id_ = 0;
   std::string line_;
-  std::unordered_map<std::uint64_t, Waiter<Reply>> waiting_;
+  // The callers of requests first_id_, first_id_ + 1, ... (ids are sequential); answered ones
+  // stay as empty handlers until every earlier one is answered too.
+  std::deque<Waiter<Reply>> waiting_;
+  std::uint64_t first_id_ = 1;
   simdjson::dom::parser parser_;
   LostSink lost_;
   std::uint64_t undelivered_ = 0;  // messages the server's `closing` notice said it dropped
