@@ -12,6 +12,7 @@ void SessionRegistry::add(const std::shared_ptr<Conversation>& session) {
   std::lock_guard lock(mutex_);
   if (sessions_.emplace(session.get(), session).second) {
     ++counts_[static_cast<std::size_t>(session->transport())];
+    if (size_hook_) size_hook_(sessions_.size());
   }
 }
 
@@ -19,6 +20,7 @@ void SessionRegistry::remove(const Conversation* session) {
   std::lock_guard lock(mutex_);
   if (sessions_.erase(session) == 0) return;
   --counts_[static_cast<std::size_t>(session->transport())];
+  if (size_hook_) size_hook_(sessions_.size());
   if (sessions_.empty()) emptied_.notify_all();
 }
 

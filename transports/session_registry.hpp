@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -31,6 +32,9 @@ class SessionRegistry {
   void abort_all();
   // Blocks until every session is gone or the timeout passes; false on timeout.
   bool wait_empty(std::chrono::milliseconds timeout);
+  // `hook` is told how many sessions are open after each add or remove, in their order; it runs
+  // under the registry's lock, so it must not call the registry. Set it before the first add.
+  void on_size(std::function<void(std::size_t)> hook) { size_hook_ = std::move(hook); }
 
  private:
   std::vector<std::shared_ptr<Conversation>> open_sessions() const;
@@ -39,6 +43,7 @@ class SessionRegistry {
   std::condition_variable emptied_;
   std::unordered_map<const Conversation*, std::weak_ptr<Conversation>> sessions_;
   std::array<std::size_t, static_cast<std::size_t>(Transport::count)> counts_{};
+  std::function<void(std::size_t)> size_hook_;
 };
 
 }  // namespace tenure

@@ -6,7 +6,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -20,6 +19,7 @@
 
 #include "actors/engine.hpp"
 #include "apps/tenured/cluster_node.hpp"
+#include "apps/tenured/io_threads.hpp"
 #include "apps/tenured/logging.hpp"
 #include "apps/tenured/private_dir.hpp"
 #include "apps/tenured/restore.hpp"
@@ -81,25 +81,6 @@ bool prepare_paths(const Options& o, bool socket_inherited, std::string& error) 
          (!shared || open_dir_to_group(socket_dir, o.socket_group.value_or(::getegid()), error)) &&
          claim_socket_path(o.socket, error);
 }
-
-// The io threads, joined on destruction.
-class IoThreads {
- public:
-  IoThreads(asio::io_context& io, unsigned count) : io_(io), work_(io.get_executor()) {
-    for (unsigned i = 0; i < count; ++i) threads_.emplace_back([&io] { io.run(); });
-  }
-  ~IoThreads() { join(); }
-  void join() {
-    work_.reset();
-    io_.stop();
-    threads_.clear();
-  }
-
- private:
-  asio::io_context& io_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_;
-  std::vector<std::jthread> threads_;
-};
 
 // The HTTP/WebSocket listener, unless --ws-listen is off. The token file is made even then, so
 // that it is there the day the listener is turned on.
@@ -220,6 +201,16 @@ int run_daemon(const Options& o) {
   limits.write_timeout = std::chrono::milliseconds(o.write_timeout);
   ServerContext context{*engine, limits, clock.now(), {}, {}};
   context.audit = o.audit_log.empty() ? nullptr : &audit;
+  // One durable session is served by one thread (io_threads.hpp). Not with --sync none, where a
+  // lone thread polling the reactor between an operation's turns cost more than the hand-over
+  // saves (docs/benchmarks.md), and not in a cluster, where the peers' forwarded requests come
+  // on connections of their own.
+  if (o.sync && etcd_ledger == nullptr) {
+    threads.serve_with(1);
+    context.registry.on_size([&threads, all = o.threads](std::size_t sessions) {
+      threads.serve_with(sessions > 1 ? all : 1);
+    });
+  }
   // Before the listeners: the first request may already name another node's key.
   std::optional<ClusterNode> cluster;
   if (etcd_ledger != nullptr) {

@@ -284,7 +284,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--checkpoint-ops", o.checkpoint_ops,
                  "Ops after which the ledger writes a checkpoint sooner than --checkpoint-every")
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "Threads serving connections and keys")
+  app.add_option("--threads", o.threads,
+                 "Threads serving connections and keys (with --sync always and at most one "
+                 "connection open, one of them serves)")
       ->default_str("number of cores");
   app.add_option("--shards", o.shards,
                  "Shards the keys are split into, each owning its keys' actors and timers")
