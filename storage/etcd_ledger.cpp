@@ -119,6 +119,7 @@ Status EtcdLedger::resync() {
 Status EtcdLedger::start() {
   Status status = resync();
   if (!status.ok()) return status;
+  announced_.store(last_);
   delivered_.store(last_);
   start_etcd_revision_ = etcd_revision_read_;
   // The oldest event kept (older ones were trimmed); the next one if there is none.
@@ -463,14 +464,30 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
 
 // ---- The event sink: one watch on P/events/ ----
 
-void EtcdLedger::deliver(std::vector<Event>& events) {
+bool EtcdLedger::deliver(std::vector<Event>& events, bool trimmed_gap_ok) {
   Revision delivered = delivered_.load();
   std::erase_if(events, [&](const Event& e) { return e.revision <= delivered; });
-  if (events.empty()) return;
+  if (events.empty()) return true;
   std::sort(events.begin(), events.end(),
             [](const Event& a, const Event& b) { return a.revision < b.revision; });
-  Events group(std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
+  Events group;
+  bool gap = false;
+  for (Event& e : events) {
+    Revision expected = group.empty() ? delivered + 1 : group.back().revision + 1;
+    if (e.revision < expected) continue;  // seen twice
+    if (e.revision > expected && !trimmed_gap_ok) {
+      gap = true;
+      break;
+    }
+    group.push_back(std::move(e));
+  }
   events.clear();
+  if (group.empty()) return !gap;
+  if (group.front().revision > delivered + 1) {
+    spdlog::warn("cluster ledger: events {} to {} were trimmed before this node read them",
+                 delivered + 1, group.front().revision - 1);
+  }
+  announced_.store(group.back().revision);
   EventSink sink;
   {
     std::lock_guard lock(mutex_);
@@ -485,6 +502,7 @@ void EtcdLedger::deliver(std::vector<Event>& events) {
     delivered_.store(group.back().revision);
   }
   delivered_cv_.notify_all();
+  return !gap;
 }
 
 Status EtcdLedger::catch_up(std::int64_t& etcd_revision) {
@@ -497,7 +515,7 @@ Status EtcdLedger::catch_up(std::int64_t& etcd_revision) {
     // The watch goes on after the first read: later pages' events come again and are skipped.
     if (etcd_revision == 0) etcd_revision = read_at;
     bool full = events.size() == static_cast<std::size_t>(kPage);
-    deliver(events);
+    deliver(events, true);
     if (!full) return {};
   }
 }
@@ -506,6 +524,9 @@ void EtcdLedger::watch_loop() {
   const std::string events_prefix = prefix_ + "/events/";
   std::int64_t etcd_next = start_etcd_revision_ + 1;
   bool caught_up = true;  // at the start, nothing was committed after start_etcd_revision_
+  // The stream handed over events after a gap that a catch-up could not fill: they wait, and the
+  // stream is reopened after a catch-up, rather than delivered with the gap (§5).
+  bool gap = false;
   std::vector<Event> events;
   auto stopping = [&] {
     std::lock_guard lock(mutex_);
@@ -554,6 +575,7 @@ void EtcdLedger::watch_loop() {
       status = watch_client_->watch(
           events_prefix, prefix_end(events_prefix), etcd_next,
           [&](std::vector<WatchEvent>& changes) {
+            if (gap) return;  // the stream is closing; the catch-up reads these again
             for (WatchEvent& change : changes) {
               etcd_next = change.kv.mod_revision + 1;
               if (change.deleted || change.kv.key.size() < 16) continue;  // trimmed
@@ -570,15 +592,17 @@ void EtcdLedger::watch_loop() {
               std::int64_t at = 0;
               if (Status s = catch_up(at); !s.ok()) fail(s);
             }
-            deliver(events);
+            if (!deliver(events)) gap = true;
           },
           [&] {
+            if (gap) return false;  // asked again before it reopens: false until it returns
             if (!stalled()) return !stopping();
             // Its member may be paused: reopen it where the writer's calls succeed.
             caught_up = false;
             watch_client_->prefer(client_->current_endpoint());
             return false;
           });
+      if (std::exchange(gap, false)) caught_up = false;
     }
     if (!status.ok()) {
       fail(status);

@@ -72,7 +72,7 @@ class EtcdLedger final : public LedgerStore {
   void stop() override;
 
   bool healthy() const override { return healthy_.load(); }
-  Revision revision() const override { return delivered_.load(); }
+  Revision revision() const override { return announced_.load(); }
   Revision oldest_revision() const override { return oldest_.load(); }
   Token token_floor() const override { return 0; }  // etcd loses nothing it acknowledged
   const std::string& recovery_note() const override { return recovery_note_; }
@@ -111,7 +111,10 @@ class EtcdLedger final : public LedgerStore {
                      std::int64_t& etcd_revision) const;
   // The first revision of the transaction whose events are under `key` (P/events/REV).
   std::optional<Revision> event_revision(std::string_view key) const;
-  void deliver(std::vector<Event>& events);  // REQUIRES: watch thread
+  // Hands the sink the events that follow the last delivered one without a gap (all of them
+  // with `trimmed_gap_ok`, which catch-up passes: what it cannot read was trimmed); false when
+  // some were held back behind a gap. REQUIRES: watch thread
+  bool deliver(std::vector<Event>& events, bool trimmed_gap_ok = false);
   void fail(const Status& status);
   std::string slot_dir(std::uint32_t slot) const;
   std::string tenure_key(std::string_view key, Token token) const;
@@ -153,7 +156,10 @@ class EtcdLedger final : public LedgerStore {
   std::int64_t start_etcd_revision_ = 0;  // the watch starts after it (set before it starts)
   std::atomic<std::int64_t> unsettled_{0};
   std::atomic<bool> healthy_{true};
-  std::atomic<Revision> delivered_{0};
+  // revision(): ahead of the sink, never behind it. A watch subscribes first and reads revision()
+  // next, so an event it was not subscribed for must already be counted in what it read.
+  std::atomic<Revision> announced_{0};
+  std::atomic<Revision> delivered_{0};  // the last revision the sink returned from
   std::atomic<Revision> oldest_{0};
   std::thread writer_;
   std::thread watcher_;
