@@ -314,6 +314,7 @@ std::unique_ptr<Engine> Engine::open(boost::asio::io_context& io, const Clock& c
   config.limits.token_floor = ledger->token_floor();
   auto impl = std::make_unique<Impl>(io, clock, std::move(config), std::move(ledger));
   EventBus& bus = impl->core.bus;
+  bus.published_through(impl->core.ledger->revision());
   impl->core.ledger->set_event_sink(
       [&bus](const std::vector<const Events*>& events) { bus.publish(events); });
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));

@@ -1,5 +1,7 @@
 #include "actors/event_bus.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <map>
 
 namespace tenure {
@@ -41,7 +43,33 @@ void EventBus::regroup() {
   changed_ = false;
 }
 
+void EventBus::drop_all(Revision resume_from) {
+  std::unordered_map<const EventSubscriber*, Entry> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    dropped.swap(entries_);
+    count_.store(0, std::memory_order_relaxed);
+    changed_ = true;
+  }
+  if (dropped.empty()) return;
+  spdlog::warn("events before revision {} never reached the watches: {} watch(es) end compacted",
+               resume_from, dropped.size());
+  for (auto& [at, entry] : dropped) entry.subscriber->on_gap(resume_from);
+}
+
 void EventBus::publish(const std::vector<const Events*>& parts) {
+  const Events* first = nullptr;
+  const Events* last = nullptr;
+  for (const Events* part : parts) {
+    if (part->empty()) continue;
+    if (!first) first = part;
+    last = part;
+  }
+  if (first) {
+    Revision from = first->front().revision;
+    if (next_ != 0 && from > next_) drop_all(from);
+    next_ = last->back().revision + 1;
+  }
   std::shared_ptr<const Groups> groups;
   {
     std::lock_guard lock(mutex_);

@@ -35,14 +35,20 @@ class EventSubscriber {
   // Called with the committed events that match the subscriber's filter, in revision order;
   // never blocks. `events` is never empty.
   virtual void on_events(const EventBatch& events) = 0;
+  // Events before `resume_from` were lost to the bus (a cluster node read past events trimmed
+  // before it read them): the subscriber was dropped and gets no more events.
+  virtual void on_gap(Revision resume_from) = 0;
 };
 
 class EventBus {
  public:
   void subscribe(std::shared_ptr<EventSubscriber> subscriber, WatchFilter filter = {});
   void unsubscribe(const EventSubscriber* subscriber);
+  // The revision published last before publishing begins; REQUIRES: no publish yet.
+  void published_through(Revision revision) { next_ = revision + 1; }
   // The events of one commit, in revision order, in parts (one per op); copied once, into one
-  // shared batch, and only if somebody subscribes.
+  // shared batch, and only if somebody subscribes. Events that do not follow the last published
+  // ones drop every subscriber (on_gap) before they are published: a watch never skips.
   void publish(const std::vector<const Events*>& parts);
   std::size_t subscribers() const { return count_.load(std::memory_order_relaxed); }
   std::uint64_t published() const { return published_.load(); }
@@ -60,6 +66,7 @@ class EventBus {
 
   // REQUIRES: mutex_ held.
   void regroup();
+  void drop_all(Revision resume_from);
 
   mutable std::mutex mutex_;  // guards the subscribers and swaps of the groups, not publishing
   std::unordered_map<const EventSubscriber*, Entry> entries_;
@@ -67,6 +74,7 @@ class EventBus {
   std::shared_ptr<const Groups> groups_ = std::make_shared<Groups>();
   std::atomic<std::size_t> count_{0};
   std::atomic<std::uint64_t> published_{0};
+  Revision next_ = 0;  // the revision the next publish starts at; 0: unknown. Publisher's only.
 };
 
 }  // namespace tenure

@@ -130,6 +130,16 @@ void Watch::on_events(const EventBatch& events) {
   deliver(events);
 }
 
+void Watch::on_gap(Revision resume_from) {
+  {
+    std::lock_guard lock(mutex_);
+    if (cancelled_) return;
+    cancelled_ = true;
+    buffered_.clear();
+  }
+  if (auto sink = sink_.lock()) sink->on_watch_compacted(id_, resume_from);
+}
+
 void Watch::deliver(const EventBatch& events) {
   if (events->empty() || events->back().revision <= delivered_) return;
   EventBatch fresh = events;

@@ -42,6 +42,7 @@ class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch>
   void cancel(EventBus& bus);
 
   void on_events(const EventBatch& events) override;
+  void on_gap(Revision resume_from) override;
 
  private:
   void replay(EngineCore& core, Revision next);

@@ -16,6 +16,7 @@ class EventRecorder : public EventSubscriber {
     events_.insert(events_.end(), events->begin(), events->end());
     changed_.notify_all();
   }
+  void on_gap(Revision) override {}
   std::vector<Event> events() const {
     std::lock_guard lock(mutex_);
     return events_;

@@ -1,4 +1,5 @@
 // Watches: filtering, replay from the ledger, the seam with live events, compaction.
+#include "actors/watch.hpp"
 
 #include <catch2/catch.hpp>
 #include <condition_variable>
@@ -132,4 +133,35 @@ TEST_CASE("a watch from a revision the ledger no longer keeps is compacted", "[w
   auto oldest = sink->compacted();
   REQUIRE(oldest);
   CHECK(*oldest == f.engine().oldest_revision());
+}
+
+TEST_CASE("events published past a gap end every watch compacted, never delivered with the gap",
+          "[watch]") {
+  EventBus bus;
+  bus.published_through(2);
+  auto sink = std::make_shared<Collector>();
+  auto watch = std::make_shared<Watch>(7, WatchFilter{"k/", std::nullopt}, sink);
+  bus.subscribe(watch, WatchFilter{"k/", std::nullopt});
+  auto batch = [](Revision from, Revision to) {
+    Events events;
+    for (Revision r = from; r <= to; ++r) {
+      Event e;
+      e.revision = r;
+      e.key = "k/" + std::to_string(r);
+      events.push_back(e);
+    }
+    return events;
+  };
+  Events first = batch(3, 4);
+  bus.publish({&first});
+  Events after_gap = batch(9, 10);  // 5 to 8 never reached the bus
+  bus.publish({&after_gap});
+  Events later = batch(11, 11);
+  bus.publish({&later});
+  REQUIRE(sink->compacted() == Revision{9});
+  auto events = sink->wait_for(2);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].revision == 3);
+  CHECK(events[1].revision == 4);
+  CHECK(bus.subscribers() == 0);
 }
