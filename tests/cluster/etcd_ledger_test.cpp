@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <future>
 
+#include "actors/watch.hpp"
 #include "core/slot.hpp"
 #include "storage/codec.hpp"
 #include "tests/support/etcd_process.hpp"
@@ -598,4 +599,92 @@ TEST_CASE("the event log keeps its length by whole transactions", "[etcd_ledger]
   storage::RangeResult keys;
   REQUIRE(probe.range({"/t/events/", storage::prefix_end("/t/events/"), 0, false, 0}, keys).ok());
   CHECK(keys.kvs.size() == 2);
+}
+
+namespace {
+
+// What a watch's sink is told: its events' revisions, and the revision it was ended at.
+struct WatchLog : WatchSink {
+  std::mutex mutex;
+  std::vector<Revision> revisions;
+  std::optional<Revision> compacted_at;
+  void on_watch_events(std::uint64_t, const EventBatch& events) override {
+    std::lock_guard lock(mutex);
+    for (const Event& e : *events) revisions.push_back(e.revision);
+  }
+  void on_watch_compacted(std::uint64_t, Revision oldest) override {
+    std::lock_guard lock(mutex);
+    compacted_at = oldest;
+  }
+  void on_watch_failed(std::uint64_t, Revision, const std::string&) override {}
+  std::optional<Revision> compacted() {
+    std::lock_guard lock(mutex);
+    return compacted_at;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a node that read past trimmed events ends its watches compacted, never with a gap",
+          "[etcd_ledger]") {
+  // etcd drops its history (the puts of trimmed events) a second after: a stream reopened from
+  // where it stopped is refused, and the watcher reads what the log keeps.
+  test::EtcdCluster etcd(
+      3, {"--auto-compaction-mode", "periodic", "--auto-compaction-retention", "1s"});
+  auto options = options_for(etcd);
+  // Slow to give up on member 0, so that it moves its stream only after the writer trimmed
+  // events it never read.
+  options.etcd.timeout = std::chrono::milliseconds(10000);
+  options.events_keep = 100;
+  storage::SlotClaims none, claims;
+  auto watcher = open(options, none);  // its calls and its watch go to member 0
+  EventBus bus;
+  bus.published_through(watcher->revision());
+  watcher->set_event_sink(
+      [&bus](const std::vector<const Events*>& events) { bus.publish(events); });
+  auto log = std::make_shared<WatchLog>();
+  auto watch = std::make_shared<Watch>(1, WatchFilter{}, log);
+  bus.subscribe(watch);
+  auto writer_options = options;
+  writer_options.etcd.endpoints = {etcd.endpoint(1), etcd.endpoint(2)};
+  writer_options.etcd.timeout = std::chrono::milliseconds(1000);
+  storage::EtcdClient probe(writer_options.etcd);
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
+    claim(probe, options.prefix, slot, claims);
+  }
+  auto writer = open(writer_options, claims);
+
+  REQUIRE(commit(*writer, {acquire("gap/0", 1)}).ok);
+  wait_for([&] { return watcher->revision() == 1; });
+  REQUIRE(watcher->revision() == 1);
+  // Member 0 stops: the watcher's stream goes quiet while the writer commits far more than the
+  // log keeps, so when the watcher moves its stream, the events after 1 that it reads start
+  // above a trimmed stretch.
+  etcd.stop(0);
+  for (int t = 0; t < 5; ++t) {
+    std::vector<WriteOp> ops;
+    for (int i = 0; i < 1000; ++i)
+      ops.push_back(acquire("gap/" + std::to_string(t * 1000 + i + 1), 1));
+    bool ok = false;
+    wait_for([&] { return writer->healthy() && (ok = commit(*writer, ops).ok); });
+    REQUIRE(ok);
+  }
+  REQUIRE(writer->oldest_revision() > 2);
+  {
+    std::lock_guard lock(log->mutex);
+    REQUIRE(log->revisions.size() == 1);  // not moved yet: the trimmed stretch is ahead of it
+  }
+  // It moves its stream once a call to member 0 has timed out, then reads on from revision 2.
+  for (int i = 0; i < 3 && !log->compacted(); ++i) {
+    wait_for([&] { return log->compacted().has_value(); });
+  }
+  etcd.cont(0);
+  std::lock_guard lock(log->mutex);
+  INFO("watcher at " << watcher->revision() << ", writer at " << writer->revision() << ", oldest "
+                     << writer->oldest_revision());
+  REQUIRE(log->compacted_at.has_value());
+  CHECK(*log->compacted_at > 2);
+  CHECK(*log->compacted_at >= writer->oldest_revision());
+  CHECK(log->revisions == std::vector<Revision>{1});  // nothing after the gap
+  CHECK(bus.subscribers() == 0);
 }
