@@ -140,14 +140,14 @@ TEST_CASE("a node that is not the writer hands its slots to the writer", "[membe
   CHECK(a.drops == static_cast<int>(kSlots));
 }
 
-TEST_CASE("a dead node's slots are taken over within its lease's TTL and a second",
+TEST_CASE("a dead node's slots are taken over once its lease has run out, not before",
           "[membership]") {
   test::EtcdCluster etcd(1);
   // A node that claimed half the slots and died: nothing keeps its lease alive.
   storage::EtcdClient dead(options_for(etcd));
   std::int64_t lease = 0;
+  auto granted = std::chrono::steady_clock::now();  // its TTL runs from no earlier than this
   REQUIRE(dead.lease_grant(2, lease).ok());
-  auto died = std::chrono::steady_clock::now();
   REQUIRE(dead.put("/t/nodes/dead", R"({"peer":"127.0.0.1:9"})", lease).ok());
   for (std::uint32_t slot = 0; slot < kSlots / 2; ++slot) {
     char key[16];
@@ -156,11 +156,12 @@ TEST_CASE("a dead node's slots are taken over within its lease's TTL and a secon
   }
   Node a(etcd, "a");
   REQUIRE(a.start().ok());
-  REQUIRE(a.owns(kSlots));
-  auto took = std::chrono::steady_clock::now() - died;
+  REQUIRE(a.owns(kSlots));  // the liveness: within its patience, however loaded the machine
+  auto took = std::chrono::steady_clock::now() - granted;
+  // How soon after is etcd's lessor and the machine's load; reported, not asserted.
   WARN("takeover " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
-                   << " ms after the dead node's last keepalive (TTL 2000 ms)");
-  CHECK(took <= kTtl + 1s);
+                   << " ms after the dead node's lease was granted (TTL 2000 ms)");
+  CHECK(took >= kTtl);  // the safety: no slot of a live lease is taken
 }
 
 TEST_CASE("a node whose lease expired drops every slot, then registers and claims again",

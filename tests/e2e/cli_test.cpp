@@ -294,8 +294,8 @@ TEST_CASE("tenure run keeps renewing a short lease while the command runs", "[e2
   auto c = d.connect();
   TempDir t;
   std::string file = t.path() + "/out";
-  ProcessResult r = cli(d, {"run", "cli/long", "--ttl", "900ms", "--", "sh", "-c",
-                            "sleep 2.5; echo $TENURE_TOKEN > " + file});
+  ProcessResult r = cli(d, {"run", "cli/long", "--ttl", "1500ms", "--", "sh", "-c",
+                            "sleep 3.5; echo $TENURE_TOKEN > " + file});
   INFO(r.describe());
   CHECK(r.exit_code == 0);
   CHECK(read_file(file) == "1\n");
@@ -447,11 +447,12 @@ TEST_CASE("tenure run stops the command with SIGTERM and exits 5 when the lease 
   auto c = d.connect();
   TempDir t;
   std::string marker = t.path() + "/term";
-  std::string script = "trap 'echo TERM > " + marker + "; exit 0' TERM; sleep 20 & wait";
+  std::string trapped = t.path() + "/trapped";
+  std::string script =
+      "trap 'echo TERM > " + marker + "; exit 0' TERM; : > " + trapped + "; sleep 20 & wait";
   auto run = cli_async(d, {"run", "rv/k", "--ttl", "30s", "--", "sh", "-c", script});
-  REQUIRE(wait_until([&] { return !live_lease(c, "rv/k").is_null(); }, 10000ms));
-  // Let the shell install its trap before the revoke.
-  std::this_thread::sleep_for(200ms);
+  // The command runs once the lease is held, and is revoked only once its trap is in place.
+  REQUIRE(wait_until([&] { return std::filesystem::exists(trapped); }, 10000ms));
   REQUIRE(c.call("\"op\":\"revoke\",\"key\":\"rv/k\"")["status"] == "revoked");
   ProcessResult r = run.get();
   INFO(r.describe());

@@ -357,9 +357,9 @@ TEST_CASE("keepalive renews every live lease of the owner and counts them", "[e2
   auto c1 = d.connect();
   auto c2 = d.connect();
   for (const char* k : {"ka/1", "ka/2"}) {
-    REQUIRE(c1.call(acquire_req(k, "sess", "\"ttl_ms\":1000"))["status"] == "acquired");
+    REQUIRE(c1.call(acquire_req(k, "sess", "\"ttl_ms\":5000"))["status"] == "acquired");
   }
-  REQUIRE(c2.call(acquire_req("ka/3", "sess", "\"ttl_ms\":1000"))["status"] == "acquired");
+  REQUIRE(c2.call(acquire_req("ka/3", "sess", "\"ttl_ms\":5000"))["status"] == "acquired");
   REQUIRE(c2.call(acquire_req("ka/4", "other", "\"ttl_ms\":30000"))["status"] == "acquired");
 
   Json r = c1.call("\"op\":\"keepalive\",\"owner\":\"sess\",\"ttl_ms\":30000");
@@ -374,7 +374,8 @@ TEST_CASE("keepalive renews every live lease of the owner and counts them", "[e2
   CHECK(r["status"] == "renewed");
   CHECK(r["count"] == 0);
 
-  std::this_thread::sleep_for(1500ms);
+  // Past the deadlines they were acquired with, with time to spare for the four writes before.
+  std::this_thread::sleep_for(5500ms);
   for (const char* k : {"ka/1", "ka/2", "ka/3"}) {
     Json g = c1.call(get_req(k));
     INFO(k);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tests/e2e/e2e.hpp"
+#include "tests/e2e/prometheus.hpp"
 #include "tests/e2e/ws_client.hpp"
 
 using namespace e2e;
@@ -199,6 +200,13 @@ TEST_CASE("a watch from a revision the ledger no longer keeps gets compacted", "
   auto c = d.connect();
   pipeline(c, churn("c/", 2200));
   std::uint64_t last = revision_of(c);
+  // The log is trimmed below a checkpoint, which lands on the writer thread after the replies.
+  REQUIRE(wait_until(
+      [&] {
+        Exposition e = parse_exposition(http_get(d.web_port(), "/metrics").body);
+        return e.samples["tenure_oldest_revision"] > 1;
+      },
+      10000ms));
   WsClient ws(d.web_port());
   Json w = ws.call("\"op\":\"watch\",\"from_revision\":1");
   REQUIRE(w["status"] == "watching");

@@ -340,16 +340,16 @@ TEST_CASE_METHOD(TwoNodes, "a broken link closes the connections that bound leas
 TEST_CASE_METHOD(TwoNodes,
                  "a request for a slot nobody owns waits for a claim, then is unavailable",
                  "[peer]") {
-  {
-    std::lock_guard lock(cluster.mutex);
-    cluster.claim_wait = 500ms;
-  }
   cluster.own(slot_of("k"), "");
   auto id = on_a.send(R"("op":"acquire","key":"k","owner":"o")");
   std::this_thread::sleep_for(100ms);
-  cluster.own(slot_of("k"), "b");
+  cluster.own(slot_of("k"), "b");  // well within the default claim_wait of 2 s
   CHECK(on_a.reply(id)["status"] == "acquired");
 
+  {
+    std::lock_guard lock(cluster.mutex);
+    cluster.claim_wait = 300ms;
+  }
   cluster.own(slot_of("k"), "");
   Json refused = on_a.call(R"("op":"get","key":"k")");
   CHECK(refused["status"] == "error");

@@ -31,8 +31,8 @@ def test_lease_renewed_released_and_lost(daemon):
     async def main():
         async with tenure.aio.Client(daemon.socket) as client:
             with pytest.raises(RuntimeError):
-                async with client.lease("pr/1", ttl="1s") as lease:
-                    await asyncio.sleep(2)  # past the ttl: the renew task keeps it
+                async with client.lease("pr/1", ttl="1500ms") as lease:
+                    await asyncio.sleep(3.5)  # past the ttl: the renew task keeps it
                     assert (await client.get("pr/1")).lease.token == lease.token
                     raise RuntimeError("work failed")
             assert (await client.get("pr/1")).lease is None
