@@ -637,8 +637,8 @@ TEST_CASE("a node that read past trimmed events ends its watches compacted, neve
   options.etcd.timeout = std::chrono::milliseconds(10000);
   options.events_keep = 100;
   storage::SlotClaims none, claims;
+  EventBus bus;  // outlives the watcher, whose etcd watch thread publishes to it until it closes
   auto watcher = open(options, none);  // its calls and its watch go to member 0
-  EventBus bus;
   bus.published_through(watcher->revision());
   watcher->set_event_sink(
       [&bus](const std::vector<const Events*>& events) { bus.publish(events); });
