@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <future>
 
-#include "actors/watch.hpp"
 #include "core/slot.hpp"
 #include "storage/codec.hpp"
 #include "tests/support/etcd_process.hpp"
+#include "tests/support/watch_collector.hpp"
 
 using namespace tenure;
 using storage::EtcdLedger;
@@ -601,30 +601,6 @@ TEST_CASE("the event log keeps its length by whole transactions", "[etcd_ledger]
   CHECK(keys.kvs.size() == 2);
 }
 
-namespace {
-
-// What a watch's sink is told: its events' revisions, and the revision it was ended at.
-struct WatchLog : WatchSink {
-  std::mutex mutex;
-  std::vector<Revision> revisions;
-  std::optional<Revision> compacted_at;
-  void on_watch_events(std::uint64_t, const EventBatch& events) override {
-    std::lock_guard lock(mutex);
-    for (const Event& e : *events) revisions.push_back(e.revision);
-  }
-  void on_watch_compacted(std::uint64_t, Revision oldest) override {
-    std::lock_guard lock(mutex);
-    compacted_at = oldest;
-  }
-  void on_watch_failed(std::uint64_t, Revision, const std::string&) override {}
-  std::optional<Revision> compacted() {
-    std::lock_guard lock(mutex);
-    return compacted_at;
-  }
-};
-
-}  // namespace
-
 TEST_CASE("a node that read past trimmed events ends its watches compacted, never with a gap",
           "[etcd_ledger]") {
   // etcd drops its history (the puts of trimmed events) a second after: a stream reopened from
@@ -642,7 +618,7 @@ TEST_CASE("a node that read past trimmed events ends its watches compacted, neve
   bus.published_through(watcher->revision());
   watcher->set_event_sink(
       [&bus](const std::vector<const Events*>& events) { bus.publish(events); });
-  auto log = std::make_shared<WatchLog>();
+  auto log = std::make_shared<test::Collector>();
   auto watch = std::make_shared<Watch>(1, WatchFilter{}, log);
   bus.subscribe(watch);
   auto writer_options = options;
@@ -670,21 +646,17 @@ TEST_CASE("a node that read past trimmed events ends its watches compacted, neve
     REQUIRE(ok);
   }
   REQUIRE(writer->oldest_revision() > 2);
-  {
-    std::lock_guard lock(log->mutex);
-    REQUIRE(log->revisions.size() == 1);  // not moved yet: the trimmed stretch is ahead of it
-  }
-  // It moves its stream once a call to member 0 has timed out, then reads on from revision 2.
-  for (int i = 0; i < 3 && !log->compacted(); ++i) {
-    wait_for([&] { return log->compacted().has_value(); });
-  }
+  REQUIRE(log->events().size() == 1);  // not moved yet: the trimmed stretch is ahead of it
+  // It moves its stream once a call to member 0 has timed out (10 s), then reads on from 2.
+  std::optional<Revision> compacted = log->compacted(std::chrono::seconds(30));
   etcd.cont(0);
-  std::lock_guard lock(log->mutex);
   INFO("watcher at " << watcher->revision() << ", writer at " << writer->revision() << ", oldest "
                      << writer->oldest_revision());
-  REQUIRE(log->compacted_at.has_value());
-  CHECK(*log->compacted_at > 2);
-  CHECK(*log->compacted_at >= writer->oldest_revision());
-  CHECK(log->revisions == std::vector<Revision>{1});  // nothing after the gap
+  REQUIRE(compacted.has_value());
+  CHECK(*compacted > 2);
+  CHECK(*compacted >= writer->oldest_revision());
+  std::vector<Event> events = log->events();
+  REQUIRE(events.size() == 1);  // nothing after the gap
+  CHECK(events[0].revision == 1);
   CHECK(bus.subscribers() == 0);
 }
