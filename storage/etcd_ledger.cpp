@@ -332,7 +332,15 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
     for (Pending& p : batch) {
       ops += p.ops.size();
       for (WriteOp& op : p.ops) {
-        if (op.row) writes[lease_key(op.key)] = *op.row;
+        if (op.row) {
+          writes[lease_key(op.key)] = *op.row;
+          std::uint32_t slot = slot_of(op.key);
+          auto claim = std::lower_bound(claims.begin(), claims.end(),
+                                        std::pair<std::uint32_t, std::int64_t>{slot, 0});
+          if (claim != claims.end() && claim->first == slot) {
+            known_rows_.may_write(slot, claim->second, fnv1a_64(op.key));
+          }
+        }
         for (const TenureRecord& t : op.tenures) {
           if (!t.ended_at) continue;  // the live tenure is read from the lease row
           encode_tenure(t, scratch);
@@ -616,6 +624,12 @@ void EtcdLedger::watch_loop() {
 // ---- Reads ----
 
 Status EtcdLedger::load(std::string_view key, LoadedState& loaded) const {
+  std::uint32_t slot = slot_of(key);
+  if (auto claim = claims_.claim_revision(slot);
+      claim && known_rows_.surely_absent(slot, *claim, fnv1a_64(key))) {
+    loaded = LoadedState{};
+    return {};
+  }
   KeyValue kv;
   Status status = client_->get(lease_key(key), kv);
   if (!status.ok()) return status;
@@ -644,10 +658,17 @@ Status EtcdLedger::scan_slot(std::uint32_t slot,
                              const std::function<void(std::string, LoadedState)>& visit) const {
   std::string dir = prefix_ + "/leases/" + slot_dir(slot) + "/";
   Revision now = revision();
-  return scan_range(dir, prefix_end(dir), [&](KeyValue& kv) {
+  std::optional<std::int64_t> claim = claims_.claim_revision(slot);
+  if (claim) known_rows_.scan_started(slot, *claim);
+  std::vector<std::uint64_t> hashes;
+  Status status = scan_range(dir, prefix_end(dir), [&](KeyValue& kv) {
+    std::string key = kv.key.substr(dir.size());
+    hashes.push_back(fnv1a_64(key));
     LoadedState loaded = decode_or_quarantine(kv.value, now);
-    if (needs_recovery(loaded)) visit(kv.key.substr(dir.size()), std::move(loaded));
+    if (needs_recovery(loaded)) visit(std::move(key), std::move(loaded));
   });
+  if (status.ok() && claim) known_rows_.scan_done(slot, *claim, hashes);
+  return status;
 }
 
 Status EtcdLedger::scan_leases(const std::function<void(std::string, LoadedState)>& visit) const {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "storage/etcd_client.hpp"
+#include "storage/known_rows.hpp"
 #include "storage/ledger_store.hpp"
 #include "storage/slot_claims.hpp"
 
@@ -123,6 +124,8 @@ class EtcdLedger final : public LedgerStore {
 
   EtcdLedgerOptions options_;
   SlotClaims& claims_;
+  // Scans fill it and loads consult it (both const: it caches what etcd holds).
+  mutable KnownRows known_rows_;
   std::string prefix_;
   std::unique_ptr<EtcdClient> client_;        // writes and reads: every thread
   std::unique_ptr<EtcdClient> watch_client_;  // the watch thread's stream

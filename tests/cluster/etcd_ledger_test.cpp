@@ -660,3 +660,50 @@ TEST_CASE("a node that read past trimmed events ends its watches compacted, neve
   CHECK(events[0].revision == 1);
   CHECK(bus.subscribers() == 0);
 }
+
+TEST_CASE("a key with no row in a slot scanned under our claim loads without asking etcd",
+          "[etcd_ledger]") {
+  test::EtcdCluster etcd(1);
+  auto options = options_for(etcd);
+  options.etcd.timeout = std::chrono::milliseconds(300);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  claim(probe, options.prefix, 7, claims);
+  claim(probe, options.prefix, 8, claims);
+  auto ledger = open(options, claims);
+  std::string before_scan = key_in(7, 0), after_scan = key_in(7, 1), never = key_in(7, 2);
+  std::string uncertain = key_in(7, 3), unscanned = key_in(8, 0);
+  REQUIRE(commit(*ledger, {acquire(before_scan, 1)}).ok);
+  std::size_t live = 0;
+  REQUIRE(ledger->scan_slot(7, [&](std::string, storage::LoadedState) { ++live; }).ok());
+  CHECK(live == 1);
+  REQUIRE(commit(*ledger, {acquire(after_scan, 1)}).ok);
+
+  // With etcd silent, only what is known to have no row loads; every other key asks etcd.
+  auto loads = [&](const std::string& key) {
+    storage::LoadedState loaded;
+    loaded.state.last_token = 99;
+    bool ok = ledger->load(key, loaded).ok();
+    if (ok) CHECK(loaded.state.last_token == 0);
+    return ok;
+  };
+  etcd.stop(0);
+  CHECK(loads(never));
+  CHECK_FALSE(loads(before_scan));  // seen by the scan
+  CHECK_FALSE(loads(after_scan));   // written since
+  CHECK_FALSE(loads(unscanned));    // its slot was never scanned
+
+  // A write whose answer never came may have landed: its key asks etcd from then on.
+  CHECK_FALSE(commit(*ledger, {acquire(uncertain, 1)}).ok);
+  CHECK_FALSE(loads(uncertain));
+  etcd.cont(0);
+  wait_for([&] { return ledger->healthy(); });
+  storage::LoadedState landed;
+  REQUIRE(ledger->load(uncertain, landed).ok());
+
+  // Once the claim is another one (lost, and made again), the scan says nothing any more.
+  claims.claim(7, claims.claim_revision(7).value() + 1'000);
+  etcd.stop(0);
+  CHECK_FALSE(loads(never));
+  etcd.cont(0);
+}
