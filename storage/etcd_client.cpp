@@ -129,12 +129,13 @@ std::string prefix_end(std::string_view prefix) {
   return std::string(1, '\0');  // every key (etcd's convention)
 }
 
-void EtcdTxn::compare(std::string_view key, std::string_view target, std::int64_t revision) {
+void EtcdTxn::compare(std::string_view key, std::string_view range_end, std::string_view target,
+                      std::int64_t revision) {
   if (!compares_.empty()) compares_ += ',';
   compares_ += R"({"target":")";
   compares_ += target;
-  compares_ += R"(","key":)";
-  append_quoted_base64(compares_, key);
+  compares_ += R"(",)";
+  append_key_range(compares_, key, range_end);
   compares_ += R"(,")";
   compares_ += target == "CREATE" ? "create_revision" : "mod_revision";
   compares_ += R"(":")";
@@ -142,12 +143,13 @@ void EtcdTxn::compare(std::string_view key, std::string_view target, std::int64_
   compares_ += R"("})";
 }
 
-void EtcdTxn::compare_create_revision(std::string_view key, std::int64_t revision) {
-  compare(key, "CREATE", revision);
+void EtcdTxn::compare_create_revision(std::string_view key, std::int64_t revision,
+                                      std::string_view range_end) {
+  compare(key, range_end, "CREATE", revision);
 }
 
 void EtcdTxn::compare_mod_revision(std::string_view key, std::int64_t revision) {
-  compare(key, "MOD", revision);
+  compare(key, {}, "MOD", revision);
 }
 
 void EtcdTxn::put(std::string_view key, std::string_view value, std::int64_t lease) {

@@ -57,7 +57,10 @@ struct RangeResult {
 // One transaction: every compare must hold for the success ops to run, else the failure ops.
 class EtcdTxn {
  public:
-  void compare_create_revision(std::string_view key, std::int64_t revision);
+  // With range_end, every key in [key, range_end) that exists must have been created at
+  // `revision` (and at least one must exist): etcd's range compare.
+  void compare_create_revision(std::string_view key, std::int64_t revision,
+                               std::string_view range_end = {});
   void compare_mod_revision(std::string_view key, std::int64_t revision);
   void put(std::string_view key, std::string_view value, std::int64_t lease = 0);
   void delete_key(std::string_view key);
@@ -77,7 +80,8 @@ class EtcdTxn {
   void clear();
 
  private:
-  void compare(std::string_view key, std::string_view target, std::int64_t revision);
+  void compare(std::string_view key, std::string_view range_end, std::string_view target,
+               std::int64_t revision);
   std::string compares_, success_, failure_;
   std::size_t success_ops_ = 0;
   std::size_t writes_ = 0;

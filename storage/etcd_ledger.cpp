@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -24,6 +25,39 @@ constexpr auto kLinger = std::chrono::milliseconds(1);
 
 // The smallest key after `key`.
 std::string successor(std::string_view key) { return std::string(key) + '\0'; }
+
+// Consecutive slots this node claimed at one create revision.
+struct ClaimRun {
+  std::uint32_t first, last;
+  std::int64_t revision;
+};
+
+// The runs that cover the claims a transaction's groups were computed under (sorted by slot, one
+// revision per slot): a run goes on through the slots between two of them that this node holds
+// at the same revision. The writer claims every free slot in one transaction, so their claims
+// share a revision, and one range compare per run fences what one compare per slot did, for a
+// fraction of etcd's work (docs/cluster.md).
+std::vector<ClaimRun> claim_runs(const std::vector<std::pair<std::uint32_t, std::int64_t>>& claims,
+                                 const SlotClaims& held) {
+  std::vector<ClaimRun> runs;
+  std::size_t i = 0;
+  while (i < claims.size()) {
+    ClaimRun run{claims[i].first, claims[i].first, claims[i].second};
+    ++i;
+    while (i < claims.size()) {
+      auto [next, revision] = claims[i];
+      bool between_held = true;
+      for (std::uint32_t slot = run.last + 1; slot < next && between_held; ++slot) {
+        between_held = held.claim_revision(slot) == run.revision;
+      }
+      if (revision != run.revision || !between_held) break;
+      run.last = next;
+      ++i;
+    }
+    runs.push_back(run);
+  }
+  return runs;
+}
 
 // P/events/REV holds the events of one transaction, with revisions REV, REV + 1, ...: each as a
 // 4-byte big-endian length and the codec's bytes. One key per transaction, not per event: etcd's
@@ -320,9 +354,12 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
 
     EtcdTxn txn;
     txn.compare_mod_revision(rev_key(), rev_mod_);
-    for (auto [slot, revision] : claims) txn.compare_create_revision(slot_key(slot), revision);
+    std::vector<ClaimRun> runs = claim_runs(claims, claims_);
+    for (const ClaimRun& run : runs) {
+      txn.compare_create_revision(slot_key(run.first), run.revision, slot_key(run.last + 1));
+    }
     txn.on_failure_range(rev_key());
-    for (auto [slot, revision] : claims) txn.on_failure_range(slot_key(slot));
+    txn.on_failure_range(slot_key(0), slot_key(kSlots));
 
     // Later writes of a key win, as in a RocksDB batch; etcd takes each key once per txn.
     writes.clear();
@@ -442,12 +479,21 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
         stats_.conflicts++;
       }
     }
+    // A claim in a run that is gone, or made again (by anyone), is lost: touched or not.
     std::set<std::pair<std::uint32_t, std::int64_t>> lost;
-    for (std::size_t i = 0; i < claims.size() && i + 1 < result.ranges.size(); ++i) {
-      const RangeResult& claim = result.ranges[i + 1];
-      if (claim.kvs.empty() || claim.kvs[0].create_revision != claims[i].second) {
-        lost.insert(claims[i]);
-        claims_.lost(claims[i].first, claims[i].second);
+    if (result.ranges.size() > 1) {
+      std::array<std::int64_t, kSlots> in_etcd{};  // each claim's create revision, 0: none
+      std::string dir = prefix_ + "/slots/";
+      for (const KeyValue& kv : result.ranges[1].kvs) {
+        auto slot = parse_number<std::uint32_t>(std::string_view(kv.key).substr(dir.size()));
+        if (slot && *slot < kSlots) in_etcd[*slot] = kv.create_revision;
+      }
+      for (const ClaimRun& run : runs) {
+        for (std::uint32_t slot = run.first; slot <= run.last; ++slot) {
+          if (in_etcd[slot] != run.revision && lost.emplace(slot, run.revision).second) {
+            claims_.lost(slot, run.revision);
+          }
+        }
       }
     }
     for (auto it = batch.begin(); it != batch.end();) {

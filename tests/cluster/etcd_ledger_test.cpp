@@ -707,3 +707,47 @@ TEST_CASE("a key with no row in a slot scanned under our claim loads without ask
   CHECK_FALSE(loads(never));
   etcd.cont(0);
 }
+
+TEST_CASE("slots claimed together are fenced by one compare, and a lost one among them is found",
+          "[etcd_ledger]") {
+  test::EtcdCluster etcd(1);
+  auto options = options_for(etcd);
+  storage::SlotClaims claims;
+  storage::EtcdClient probe(options.etcd);
+  // As the writer does: three neighbouring slots in one transaction, one create revision.
+  storage::EtcdTxn txn;
+  for (std::uint32_t slot : {10u, 11u, 12u}) {
+    char key[32];
+    std::snprintf(key, sizeof key, "/t/slots/%03u", slot);
+    txn.compare_create_revision(key, 0);
+    txn.put(key, "node");
+  }
+  storage::EtcdTxnResult claimed;
+  REQUIRE(probe.txn(txn, claimed).ok());
+  REQUIRE(claimed.succeeded);
+  for (std::uint32_t slot : {10u, 11u, 12u}) claims.claim(slot, claimed.revision);
+  auto ledger = open(options, claims);
+  std::vector<std::pair<std::uint32_t, std::int64_t>> lost;
+  claims.set_lost_handler(
+      [&](std::uint32_t slot, std::int64_t revision) { lost.emplace_back(slot, revision); });
+  REQUIRE(commit(*ledger, {acquire(key_in(10), 1), acquire(key_in(12), 1)}).ok);
+  CHECK(lost.empty());
+
+  // Another node takes slot 11, which the next write does not touch: the run's compare fails on
+  // it, slot 11 is found lost, and the write to 10 and 12 goes through on a second try.
+  REQUIRE(probe.delete_range("/t/slots/011").ok());
+  storage::SlotClaims thief;
+  claim(probe, options.prefix, 11, thief);
+  auto next = commit(*ledger, {release(key_in(10), 1), release(key_in(12), 1)});
+  CHECK(next.ok);
+  CHECK(lost == std::vector<std::pair<std::uint32_t, std::int64_t>>{{11, claimed.revision}});
+  CHECK_FALSE(claims.owns(11));
+  CHECK(claims.owns(10));
+  CHECK(ledger->healthy());
+
+  // The slot itself is fenced as before.
+  CHECK_FALSE(commit(*ledger, {acquire(key_in(11), 1)}).ok);
+  storage::LoadedState loaded;
+  REQUIRE(ledger->load(key_in(11), loaded).ok());
+  CHECK_FALSE(loaded.state.lease);
+}
