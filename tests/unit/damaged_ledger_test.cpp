@@ -4,12 +4,11 @@
 #include <rocksdb/db.h>
 
 #include <catch2/catch.hpp>
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 
 #include "storage/wal_tail.hpp"
+#include "tests/support/watch_collector.hpp"
 #include "tests/unit/engine_fixture.hpp"
 
 using namespace tenure;
@@ -121,31 +120,6 @@ void recover_and_check(EngineFixture& f, const Issued& issued, int must_keep = 0
   CHECK(later.lease->token > issued.revision);
 }
 
-class FailedWatch : public WatchSink {
- public:
-  void on_watch_events(std::uint64_t, const EventBatch& events) override {
-    std::lock_guard lock(mutex_);
-    last_delivered = events->back().revision;
-  }
-  void on_watch_compacted(std::uint64_t, Revision) override {}
-  void on_watch_failed(std::uint64_t, Revision resume_from, const std::string& message) override {
-    std::lock_guard lock(mutex_);
-    failed_ = std::make_pair(resume_from, message);
-    cv_.notify_all();
-  }
-  std::optional<std::pair<Revision, std::string>> wait() {
-    std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return failed_.has_value(); });
-    return failed_;
-  }
-  Revision last_delivered = 0;
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::optional<std::pair<Revision, std::string>> failed_;
-};
-
 }  // namespace
 
 TEST_CASE("a WAL truncated to half is refused, then recovered above every token", "[damage]") {
@@ -249,14 +223,15 @@ TEST_CASE("reads that fail while serving answer unavailable; a replay ends with 
   CHECK_FALSE(status.ok());
   CHECK(status.code() == storage::errc::corruption);
 
-  auto sink = std::make_shared<FailedWatch>();
+  auto sink = std::make_shared<test::Collector>();
   Revision current = 0;
   auto watch = f.engine().watch(WatchFilter{}, Revision{1}, sink, current);
-  auto failed = sink->wait();
+  auto failed = sink->failed();
   REQUIRE(failed);
   CHECK(failed->first >= 1);
   CHECK(failed->first <= issued.revision);
   CHECK_THAT(failed->second, Catch::Contains("cannot read the ledger"));
-  CHECK(sink->last_delivered < failed->first);  // no event after the failure point
+  auto delivered = sink->events();
+  CHECK((delivered.empty() || delivered.back().revision < failed->first));  // none past it
   f.engine().unwatch(watch);
 }
