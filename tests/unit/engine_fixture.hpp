@@ -5,6 +5,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -23,6 +24,17 @@ Result call(Engine& engine, void (Engine::*op)(Request, Reply<Result>), Request 
   auto future = promise->get_future();
   (engine.*op)(std::move(request), [promise](Result r) { promise->set_value(std::move(r)); });
   return future.get();
+}
+
+// Polls `done` for up to 10 s: the engine's work ends on its own threads.
+template <typename Pred>
+bool eventually(Pred done) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
 }
 
 // The column families of a ledger, for opening it with RocksDB itself in a test.

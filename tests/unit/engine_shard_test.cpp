@@ -9,21 +9,7 @@
 
 using namespace tenure;
 using tenure::test::EngineFixture;
-
-namespace {
-
-// Polls `done` for up to 10 s: the engine's work ends on its own threads.
-template <typename Pred>
-bool eventually(Pred done) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
-
-}  // namespace
+using tenure::test::eventually;
 
 TEST_CASE("leases due together expire in one write per shard", "[shards]") {
   EngineConfig config;

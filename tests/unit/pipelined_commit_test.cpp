@@ -16,6 +16,7 @@
 
 #include "storage/codec.hpp"
 #include "storage/ledger.hpp"
+#include "tests/support/gated_wal.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace tenure;
@@ -23,76 +24,7 @@ using namespace tenure::storage;
 
 namespace {
 
-// WAL syncs can be held (the test then sees the writer go on) and made to fail.
-struct SyncGate {
-  std::mutex mutex;
-  std::condition_variable changed;
-  bool hold = false;
-  bool fail = false;
-  int waiting = 0;
-  int passes = 0;               // with `fail`: syncs that succeed before the failing ones
-  std::atomic<int> slow_ms{0};  // each sync takes this long, as on a disk
-
-  rocksdb::IOStatus sync() {
-    std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms.load()));
-    std::unique_lock lock(mutex);
-    ++waiting;
-    changed.notify_all();
-    changed.wait(lock, [&] { return !hold; });
-    --waiting;
-    if (fail && passes > 0) {
-      --passes;
-      return rocksdb::IOStatus::OK();
-    }
-    // As a full disk fails it (see ledger_fs.hpp): retryable.
-    return fail ? rocksdb::IOStatus::NoSpace("test: fsync failed") : rocksdb::IOStatus::OK();
-  }
-  void set(bool h, bool f, int pass_first = 0) {
-    std::lock_guard lock(mutex);
-    hold = h;
-    fail = f;
-    passes = pass_first;
-    changed.notify_all();
-  }
-  bool wait_for_sync() {
-    std::unique_lock lock(mutex);
-    return changed.wait_for(lock, std::chrono::seconds(10), [&] { return waiting > 0; });
-  }
-};
-
-SyncGate gate;
-
-class GatedWal : public rocksdb::FSWritableFileOwnerWrapper {
- public:
-  using FSWritableFileOwnerWrapper::FSWritableFileOwnerWrapper;
-  rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
-    if (rocksdb::IOStatus s = gate.sync(); !s.ok()) return s;
-    return FSWritableFileOwnerWrapper::Sync(options, dbg);
-  }
-  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options,
-                          rocksdb::IODebugContext* dbg) override {
-    if (rocksdb::IOStatus s = gate.sync(); !s.ok()) return s;
-    return FSWritableFileOwnerWrapper::Fsync(options, dbg);
-  }
-};
-
-class GatedFileSystem : public rocksdb::FileSystemWrapper {
- public:
-  using FileSystemWrapper::FileSystemWrapper;
-  const char* Name() const override { return "GatedFileSystem"; }
-  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
-                                    std::unique_ptr<rocksdb::FSWritableFile>* result,
-                                    rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> file;
-    auto s = FileSystemWrapper::NewWritableFile(name, options, &file, dbg);
-    if (s.ok() && name.ends_with(".log")) {
-      *result = std::make_unique<GatedWal>(std::move(file));
-    } else if (s.ok()) {
-      *result = std::move(file);
-    }
-    return s;
-  }
-};
+test::SyncGate gate;
 
 WriteOp acquire_op(const std::string& key) {
   WriteOp op;
@@ -181,7 +113,7 @@ bool wait_until(const std::function<bool()>& ready) {
 struct GatedLedger {
   test::TempDir dir;
   std::shared_ptr<rocksdb::FileSystem> fs =
-      std::make_shared<GatedFileSystem>(rocksdb::FileSystem::Default());
+      std::make_shared<test::GatedFileSystem>(rocksdb::FileSystem::Default(), gate);
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   std::unique_ptr<Ledger> ledger;
   std::vector<Event> published;
