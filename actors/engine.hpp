@@ -41,6 +41,8 @@ struct EngineConfig {
   storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
   Revision revision_floor = 0;                              // --revision-floor
   bool skip_verify = false;  // tests: skip the start-up check of the table files
+  // Tests on a MockClock: shard timers fire only through fire_due_timers(), never by themselves.
+  bool manual_timers = false;
   // How often the ledger checkpoints its rows (storage::LedgerOptions): --checkpoint-every,
   // --checkpoint-ops.
   std::chrono::milliseconds checkpoint_every{1000};

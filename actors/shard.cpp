@@ -12,9 +12,10 @@
 namespace tenure {
 namespace {
 
-// Deadlines served per turn of the shard; the rest follow in a new turn, behind the requests
-// that came meanwhile, so an expiry storm cannot starve them (§4).
-constexpr std::size_t kWakeBatch = 4096;
+// Deadlines served per turn of the shard; the rest follow in a new turn, once the ledger has
+// taken this one (expiry_held_), behind the requests that came meanwhile, so an expiry storm
+// cannot starve them (§4).
+constexpr std::size_t kWakeBatch = 1024;
 // Writes per group at most: recovery stages a whole ledger in one turn.
 constexpr std::size_t kMaxGroup = 4096;
 
@@ -147,6 +148,7 @@ void Shard::schedule(KeyActor& actor, Millis at) {
 
 void Shard::arm(Millis at) {
   armed_at_ = at;
+  if (core_.config.manual_timers) return;
   Millis delay = std::max<Millis>(at - core_.clock.now(), 0);
   timer_.expires_after(std::chrono::milliseconds(delay));
   timer_.async_wait(boost::asio::bind_executor(
@@ -174,7 +176,13 @@ void Shard::fire_due() {
   bool more_due = !deadlines_.empty() && deadlines_.front().at <= now;
   armed_at_ = 0;
   if (more_due) {
-    post([this] { fire_due(); });
+    // A backlog: the next batch waits for this one's group (handed over at the end of the turn)
+    // or the groups in flight to be answered. With neither, nothing would resume it: it goes now.
+    if (staged_ops_.empty() && groups_in_flight_ == 0) {
+      post([this] { fire_due(); });
+    } else {
+      expiry_held_ = true;
+    }
   } else if (!deadlines_.empty()) {
     arm(deadlines_.front().at);
   }
@@ -269,6 +277,7 @@ void Shard::submit_staged() {
   ops.swap(staged_ops_);
   // The next group is likely as big: room for it at once instead of a dozen regrowths.
   staged_ops_ = take_spare(spare_ops_, ops_size);
+  ++groups_in_flight_;
   core_.ledger->submit(std::move(ops),
                        [this, by = staged_by_](bool ok, std::vector<storage::WriteOp>& written) {
                          // On the ledger's commit thread: the actors' part runs on the strand, as
@@ -279,6 +288,11 @@ void Shard::submit_staged() {
                              (*by)[i].actor->maybe_retire();
                            }
                            recycle(*by, written);
+                           --groups_in_flight_;
+                           if (expiry_held_ && groups_in_flight_ <= 1) {
+                             expiry_held_ = false;
+                             fire_due();
+                           }
                          });
                        });
   staged_by_ = take_staged_by(ops_size);

@@ -1,10 +1,15 @@
 // The shard model: what a shard's turn writes, and work that spans shards.
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "tests/support/gated_wal.hpp"
 #include "tests/unit/engine_fixture.hpp"
 
 using namespace tenure;
@@ -24,6 +29,37 @@ TEST_CASE("leases due together expire in one write per shard", "[shards]") {
   REQUIRE(eventually([&] { return f.engine().stats().expired == kLeases; }));
   // Each shard's timer turn ends all its due leases and hands their writes over as one group.
   CHECK(f.engine().stats().writer.groups - groups <= config.shards);
+  CHECK(f.engine().stats().live_leases == 0);
+}
+
+TEST_CASE("a backlog of due leases is ended a batch per commit, not all at once", "[shards]") {
+  test::SyncGate gate;
+  auto fs = std::make_shared<test::GatedFileSystem>(rocksdb::FileSystem::Default(), gate);
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
+  EngineConfig config;
+  config.shards = 2;
+  config.manual_timers = true;
+  config.ledger_env = env.get();
+  EngineFixture f(config);
+  struct Open {
+    test::SyncGate& gate;
+    ~Open() { gate.set(false, false); }  // before the engine stops, whatever failed
+  } open{gate};
+  constexpr int kLeases = 6000;  // about three turns' worth per shard, all due at once
+  auto acquired = f.acquire_burst("backlog/", kLeases, 1000);
+  for (const auto& r : acquired) REQUIRE(r.status == AcquireStatus::acquired);
+  std::uint64_t groups = f.engine().stats().writer.groups;
+  f.clock().advance(2000);
+  gate.set(true, false);  // every WAL sync waits
+  f.expire_due();
+  REQUIRE(gate.wait_for_sync());
+  // Time for the rest of the backlog to be staged and handed over, had each shard not waited
+  // for its first batch's commit: a request's write would then queue behind all of it. (A
+  // shard may also be held by committing its batch on its own thread; the other is not.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(f.engine().stats().writer.groups - groups <= config.shards);
+  gate.set(false, false);
+  REQUIRE(eventually([&] { return f.engine().stats().expired == kLeases; }));
   CHECK(f.engine().stats().live_leases == 0);
 }
 
