@@ -535,7 +535,11 @@ void KeyActor::recover(storage::LoadedState loaded) {
     HolderParams holder{state_.lease->owner, state_.lease->token, 0, true};
     tenure::release(state_, key(), holder, now, step.change);
   }
-  settle(now, step);
+  // A lease whose deadline passed while the ledger was closed is left to the shard's timer
+  // (finish() asks for a wake-up at that deadline): a restart over a million of them serves
+  // requests at once and ends them as any expiry storm, between requests (§4). Until then
+  // every operation finds them ended. No waiter survives a restart, so none waits for them.
+  overdue_at_recovery_ = state_.lease && !state_.lease->live_at(now);
   finish(step);
 }
 
@@ -568,7 +572,10 @@ void KeyActor::wake(Millis at) {
   wake_at_ = 0;
   if (!load().ok()) return;  // the next request on the key answers `unavailable`
   Millis now = core_.clock.now();
-  if (state_.lease && state_.lease->expires_at && *state_.lease->expires_at <= now) {
+  // The first wake-up after recovery is the overdue lease's, if it had one.
+  bool restart_overdue = std::exchange(overdue_at_recovery_, false);
+  if (state_.lease && state_.lease->expires_at && *state_.lease->expires_at <= now &&
+      !restart_overdue) {
     auto late = static_cast<std::uint64_t>(now - *state_.lease->expires_at);
     std::size_t bucket = std::min<std::size_t>(std::bit_width(late), 15);
     core_.counters.expiry_lateness_ms_log2[bucket].fetch_add(1);

@@ -173,6 +173,8 @@ class KeyActor {
   bool loaded_ = false;
   bool indexed_ = false;  // in the owner index (a durable live lease)
   bool retired_ = false;
+  // Recovered with its deadline already passed: its expiry is the restart's, not a late timer's.
+  bool overdue_at_recovery_ = false;
 };
 
 }  // namespace tenure
