@@ -176,12 +176,15 @@ void Shard::fire_due() {
   bool more_due = !deadlines_.empty() && deadlines_.front().at <= now;
   armed_at_ = 0;
   if (more_due) {
-    // A backlog: the next batch waits for this one's group (handed over at the end of the turn)
-    // or the groups in flight to be answered. With neither, nothing would resume it: it goes now.
-    if (staged_ops_.empty() && groups_in_flight_ == 0) {
+    // A backlog: the next batch waits until all but one of the groups handed over so far, this
+    // batch's included (it leaves at the end of the turn), are answered. With none in flight,
+    // nothing would resume it: it goes now.
+    std::uint64_t through = groups_submitted_ + (staged_ops_.empty() ? 0 : 1);
+    if (through == groups_answered_) {
       post([this] { fire_due(); });
     } else {
       expiry_held_ = true;
+      expiry_resumes_at_ = through - 1;
     }
   } else if (!deadlines_.empty()) {
     arm(deadlines_.front().at);
@@ -277,7 +280,7 @@ void Shard::submit_staged() {
   ops.swap(staged_ops_);
   // The next group is likely as big: room for it at once instead of a dozen regrowths.
   staged_ops_ = take_spare(spare_ops_, ops_size);
-  ++groups_in_flight_;
+  ++groups_submitted_;
   core_.ledger->submit(std::move(ops),
                        [this, by = staged_by_](bool ok, std::vector<storage::WriteOp>& written) {
                          // On the ledger's commit thread: the actors' part runs on the strand, as
@@ -288,8 +291,8 @@ void Shard::submit_staged() {
                              (*by)[i].actor->maybe_retire();
                            }
                            recycle(*by, written);
-                           --groups_in_flight_;
-                           if (expiry_held_ && groups_in_flight_ <= 1) {
+                           ++groups_answered_;
+                           if (expiry_held_ && groups_answered_ >= expiry_resumes_at_) {
                              expiry_held_ = false;
                              fire_due();
                            }

@@ -163,12 +163,16 @@ class Shard {
   boost::asio::steady_timer timer_;
   Millis armed_at_ = 0;  // 0: not armed
   bool timer_stopped_ = false;
-  // Groups submitted and not yet answered by the ledger. A backlog of due deadlines (a restart
-  // over overdue leases) is worked off a batch per commit, not as fast as the shard can stage
-  // it: each batch waits until at most one group is in flight (the writer's pipeline stays
-  // full), so a request's write queues behind one or two batches, not behind the whole backlog.
-  std::size_t groups_in_flight_ = 0;
-  bool expiry_held_ = false;  // due deadlines wait for groups_in_flight_ to fall
+  // Groups handed to the ledger, and answered (in that order). A backlog of due deadlines (a
+  // restart over overdue leases) is worked off a batch per commit, not as fast as the shard can
+  // stage it: the next batch waits until at most one group handed over before it is still in
+  // flight (the writer's pipeline stays full), so a request's write queues behind one or two
+  // batches, not behind the whole backlog. Groups handed over after it do not hold it back: a
+  // steady load cannot starve the backlog.
+  std::uint64_t groups_submitted_ = 0;
+  std::uint64_t groups_answered_ = 0;
+  bool expiry_held_ = false;
+  std::uint64_t expiry_resumes_at_ = 0;  // groups_answered_ that resumes a held backlog
   const bool cluster_;
   std::uint64_t slots_ = 0;  // cluster mode: the adopted slots, one bit each
   static_assert(kSlots <= 64);
