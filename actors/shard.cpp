@@ -13,7 +13,7 @@ namespace tenure {
 namespace {
 
 // Deadlines served per turn of the shard; the rest follow in a new turn, once the ledger has
-// taken this one (expiry_held_), behind the requests that came meanwhile, so an expiry storm
+// taken this one (BacklogPacer), behind the requests that came meanwhile, so an expiry storm
 // cannot starve them (§4).
 constexpr std::size_t kWakeBatch = 1024;
 // Writes per group at most: recovery stages a whole ledger in one turn.
@@ -176,16 +176,9 @@ void Shard::fire_due() {
   bool more_due = !deadlines_.empty() && deadlines_.front().at <= now;
   armed_at_ = 0;
   if (more_due) {
-    // A backlog: the next batch waits until all but one of the groups handed over so far, this
-    // batch's included (it leaves at the end of the turn), are answered. With none in flight,
-    // nothing would resume it: it goes now.
-    std::uint64_t through = groups_submitted_ + (staged_ops_.empty() ? 0 : 1);
-    if (through == groups_answered_) {
-      post([this] { fire_due(); });
-    } else {
-      expiry_held_ = true;
-      expiry_resumes_at_ = through - 1;
-    }
+    // A backlog: its next batch waits for the ledger (BacklogPacer); with nothing in flight,
+    // nothing would resume it, and it goes now.
+    if (backlog_.next_batch_now(!staged_ops_.empty())) post([this] { fire_due(); });
   } else if (!deadlines_.empty()) {
     arm(deadlines_.front().at);
   }
@@ -280,7 +273,7 @@ void Shard::submit_staged() {
   ops.swap(staged_ops_);
   // The next group is likely as big: room for it at once instead of a dozen regrowths.
   staged_ops_ = take_spare(spare_ops_, ops_size);
-  ++groups_submitted_;
+  backlog_.handed_over();
   core_.ledger->submit(std::move(ops),
                        [this, by = staged_by_](bool ok, std::vector<storage::WriteOp>& written) {
                          // On the ledger's commit thread: the actors' part runs on the strand, as
@@ -291,11 +284,7 @@ void Shard::submit_staged() {
                              (*by)[i].actor->maybe_retire();
                            }
                            recycle(*by, written);
-                           ++groups_answered_;
-                           if (expiry_held_ && groups_answered_ >= expiry_resumes_at_) {
-                             expiry_held_ = false;
-                             fire_due();
-                           }
+                           if (backlog_.answered()) fire_due();
                          });
                        });
   staged_by_ = take_staged_by(ops_size);

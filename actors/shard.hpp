@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "actors/actor_ref.hpp"
+#include "actors/backlog_pacer.hpp"
 #include "actors/key_actor.hpp"
 #include "actors/owner_index.hpp"
 #include "actors/turn_gate.hpp"
@@ -163,16 +164,7 @@ class Shard {
   boost::asio::steady_timer timer_;
   Millis armed_at_ = 0;  // 0: not armed
   bool timer_stopped_ = false;
-  // Groups handed to the ledger, and answered (in that order). A backlog of due deadlines (a
-  // restart over overdue leases) is worked off a batch per commit, not as fast as the shard can
-  // stage it: the next batch waits until at most one group handed over before it is still in
-  // flight (the writer's pipeline stays full), so a request's write queues behind one or two
-  // batches, not behind the whole backlog. Groups handed over after it do not hold it back: a
-  // steady load cannot starve the backlog.
-  std::uint64_t groups_submitted_ = 0;
-  std::uint64_t groups_answered_ = 0;
-  bool expiry_held_ = false;
-  std::uint64_t expiry_resumes_at_ = 0;  // groups_answered_ that resumes a held backlog
+  BacklogPacer backlog_;
   const bool cluster_;
   std::uint64_t slots_ = 0;  // cluster mode: the adopted slots, one bit each
   static_assert(kSlots <= 64);
