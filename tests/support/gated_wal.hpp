@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/wrapped_fs.hpp"
+
 namespace tenure::test {
 
 struct SyncGate {
@@ -68,26 +70,16 @@ class GatedWal : public rocksdb::FSWritableFileOwnerWrapper {
 };
 
 // The real file system, with the WAL files' syncs going through `gate`.
-class GatedFileSystem : public rocksdb::FileSystemWrapper {
+class GatedFileSystem : public WrappedFileSystem {
  public:
   GatedFileSystem(std::shared_ptr<rocksdb::FileSystem> base, SyncGate& gate)
-      : FileSystemWrapper(std::move(base)), gate_(gate) {}
-  const char* Name() const override { return "GatedFileSystem"; }
-  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
-                                    std::unique_ptr<rocksdb::FSWritableFile>* result,
-                                    rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> file;
-    auto s = FileSystemWrapper::NewWritableFile(name, options, &file, dbg);
-    if (s.ok() && name.ends_with(".log")) {
-      *result = std::make_unique<GatedWal>(std::move(file), gate_);
-    } else if (s.ok()) {
-      *result = std::move(file);
-    }
-    return s;
-  }
-
- private:
-  SyncGate& gate_;
+      : WrappedFileSystem(
+            std::move(base),
+            [&gate](const std::string& name, std::unique_ptr<rocksdb::FSWritableFile> file)
+                -> std::unique_ptr<rocksdb::FSWritableFile> {
+              if (!name.ends_with(".log")) return file;
+              return std::make_unique<GatedWal>(std::move(file), gate);
+            }) {}
 };
 
 }  // namespace tenure::test

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/support/wrapped_fs.hpp"
 #include "tests/unit/engine_fixture.hpp"
 
 using namespace tenure;
@@ -37,20 +38,6 @@ class FullDiskFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
 };
 
-class FullDiskFileSystem : public rocksdb::FileSystemWrapper {
- public:
-  using FileSystemWrapper::FileSystemWrapper;
-  const char* Name() const override { return "FullDiskFileSystem"; }
-  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
-                                    std::unique_ptr<rocksdb::FSWritableFile>* result,
-                                    rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> file;
-    auto s = FileSystemWrapper::NewWritableFile(name, options, &file, dbg);
-    if (s.ok()) *result = std::make_unique<FullDiskFile>(std::move(file));
-    return s;
-  }
-};
-
 // Waits until the ledger takes writes again (it retries once a second).
 bool wait_healthy(Engine& engine) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -61,8 +48,12 @@ bool wait_healthy(Engine& engine) {
 }
 
 struct FullDiskEnv {
-  std::shared_ptr<rocksdb::FileSystem> fs =
-      std::make_shared<FullDiskFileSystem>(rocksdb::FileSystem::Default());
+  std::shared_ptr<rocksdb::FileSystem> fs = std::make_shared<test::WrappedFileSystem>(
+      rocksdb::FileSystem::Default(),
+      [](const std::string&, std::unique_ptr<rocksdb::FSWritableFile> file)
+          -> std::unique_ptr<rocksdb::FSWritableFile> {
+        return std::make_unique<FullDiskFile>(std::move(file));
+      });
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   FullDiskEnv() { disk_full = false; }
   ~FullDiskEnv() { disk_full = false; }
