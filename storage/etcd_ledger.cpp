@@ -131,7 +131,24 @@ std::string EtcdLedger::event_key(Revision revision) const {
   return prefix_ + "/events/" + digits;
 }
 
+Status EtcdLedger::fence() {
+  // The unanswered transaction compared P/rev's mod revision with rev_mod_. Whatever etcd orders
+  // after this one fails that compare: put P/rev again (same value) if it still has that mod
+  // revision. Either way, from here on the unanswered one has committed or never will, and
+  // every read sees which.
+  EtcdTxn txn;
+  txn.compare_mod_revision(rev_key(), rev_mod_);
+  txn.put(rev_key(), std::to_string(last_));
+  EtcdTxnResult result;
+  return client_->txn(txn, result);
+}
+
 Status EtcdLedger::resync() {
+  if (unfenced_.load()) {
+    if (Status status = fence(); !status.ok()) return status;
+    // Reads from now on (P/rev's below, the keys' own) see what the unanswered one did.
+    unfenced_.store(false);
+  }
   RangeRequest request;
   request.key = rev_key();
   RangeResult result;
@@ -438,7 +455,9 @@ void EtcdLedger::commit(std::vector<Pending>& batch) {
       continue;
     }
     if (!status.ok()) {
-      // Maybe committed, maybe not: the engine reads its keys back before writing them again.
+      // Maybe committed, maybe not, maybe later: the engine reads its keys back before writing
+      // them again, once resync() has settled which (before their refusals reach them).
+      unfenced_.store(true);
       fail(status);
       healthy_.store(false);
       refuse(batch);
@@ -670,6 +689,9 @@ void EtcdLedger::watch_loop() {
 // ---- Reads ----
 
 Status EtcdLedger::load(std::string_view key, LoadedState& loaded) const {
+  if (unfenced_.load()) {
+    return Status(errc::uncertain, "an etcd write's outcome is not known yet");
+  }
   std::uint32_t slot = slot_of(key);
   if (auto claim = claims_.claim_revision(slot);
       claim && known_rows_.surely_absent(slot, *claim, fnv1a_64(key))) {

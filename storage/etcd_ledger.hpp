@@ -105,6 +105,7 @@ class EtcdLedger final : public LedgerStore {
   void refuse(std::vector<Pending>& batch);
   void answer(std::vector<Pending>& batch, bool ok);
   Status resync();  // REQUIRES: writer thread
+  Status fence();   // REQUIRES: writer thread
   // Delivers the events of [from, ...] that a range read finds; the etcd revision it read at.
   Status catch_up(std::int64_t& etcd_revision);  // REQUIRES: watch thread
   // events_from, and the etcd revision it read at.
@@ -159,6 +160,9 @@ class EtcdLedger final : public LedgerStore {
   std::int64_t start_etcd_revision_ = 0;  // the watch starts after it (set before it starts)
   std::atomic<std::int64_t> unsettled_{0};
   std::atomic<bool> healthy_{true};
+  // A transaction's outcome is unknown (sent, never answered): it may still commit, late, on top
+  // of what is read meanwhile. Until resync() has fenced it off, load() reads nothing.
+  std::atomic<bool> unfenced_{false};
   // revision(): ahead of the sink, never behind it. A watch subscribes first and reads revision()
   // next, so an event it was not subscribed for must already be counted in what it read.
   std::atomic<Revision> announced_{0};

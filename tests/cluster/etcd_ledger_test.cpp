@@ -471,6 +471,47 @@ TEST_CASE("a write to a paused etcd member is refused, and writes resume elsewhe
   CHECK(seen.back() == after.revisions[0]);
 }
 
+TEST_CASE("a write whose outcome is unknown is fenced off before its keys are read again",
+          "[etcd_ledger]") {
+  OnThreeMembers three(6);
+  auto& etcd = three.etcd;
+  auto& ledger = three.ledger;
+  REQUIRE(commit(*ledger, {acquire(key_in(6, 0), 1)}).ok);
+  REQUIRE(ledger->client().current_endpoint() == etcd.endpoint(0));
+
+  // Sent to a member that is paused: it takes the request in when it wakes, and may still pass
+  // it to the leader then, on top of whatever was read meanwhile.
+  etcd.stop(0);
+  std::string key = key_in(6, 1);
+  std::promise<std::pair<bool, bool>> refused;  // committed, then read back at once
+  ledger->submit({acquire(key, 1)}, [&](bool ok, std::vector<WriteOp>& written) {
+    // What the refused actor would do at its next turn: read its key back. Not yet.
+    storage::LoadedState loaded;
+    refused.set_value({ok, ledger->load(key, loaded).ok()});
+    for (std::size_t i = 0; i < written.size(); ++i) ledger->refusal_settled();
+  });
+  auto [committed, read_back] = refused.get_future().get();
+  REQUIRE_FALSE(committed);
+  CHECK_FALSE(read_back);
+
+  // Fenced: P/rev was put again, so the paused member's transaction fails its compare whenever
+  // it arrives, and what is read now stays true.
+  wait_for([&] { return ledger->healthy(); });
+  REQUIRE(ledger->healthy());
+  storage::LoadedState before;
+  REQUIRE(ledger->load(key, before).ok());
+  CHECK_FALSE(before.state.lease);
+  etcd.cont(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  storage::LoadedState after;
+  REQUIRE(ledger->load(key, after).ok());
+  CHECK_FALSE(after.state.lease);
+  CHECK(after.state.last_token == 0);
+  auto next = commit(*ledger, {acquire(key, 1)});
+  REQUIRE(next.ok);
+  CHECK(next.revisions == std::vector<Revision>{2});
+}
+
 TEST_CASE("a group refused while earlier groups await their answers is answered after them",
           "[etcd_ledger]") {
   // A key actor counts its groups' answers in submit order: an answer that overtook an older
