@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz) with clang-16 into build-fuzz/ (or $FUZZ_BUILD_DIR)
-# and runs each for FUZZ_SECONDS (default 60) from its seed corpus and past crashes. New inputs
-# go to build-fuzz/corpus/, never into the committed seeds; a crash leaves its input in
-# build-fuzz/crashes/ and fails the script.
+# Builds the libFuzzer targets (tests/fuzz) in the ASan build (scripts/asan.sh: clang-16,
+# build-asan/ or $ASAN_BUILD_DIR) and runs each for FUZZ_SECONDS (default 60) from its seed corpus
+# and past crashes. New inputs go to build-asan/corpus/, never into the committed seeds; a crash
+# leaves its input in build-asan/crashes/ and fails the script.
 # Usage: scripts/fuzz.sh [target...]   (default: all; targets: request_parser codec front_door wal_tail)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
+build_dir=${ASAN_BUILD_DIR:-build-asan}
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
 ((${#targets[@]})) || targets=(request_parser codec front_door wal_tail)
 
-CXX=${FUZZ_CXX:-clang++-16} cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTENURE_FUZZ=ON >/dev/null
+ASAN_BUILD_DIR=$build_dir scripts/asan.sh --configure
 ninja -C "$build_dir" -j "${JOBS:-$(nproc)}" "${targets[@]/#/fuzz_}"
 
 status=0

@@ -8,7 +8,6 @@
 # To add a step: one `step NAME COMMAND...` line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-jobs=${JOBS:-$(nproc)}
 
 step() {
   local name=$1 start=$SECONDS
@@ -18,21 +17,12 @@ step() {
   echo "=== $name: $((SECONDS - start)) s"
 }
 
-asan() {
-  # Only the in-process tests run under ASan; the end-to-end ones already ran in the release build.
-  # Line tables only (-g1): enough for the reports' stacks, and a quicker build.
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
-    -DTENURE_SANITIZE=ON >/dev/null
-  ninja -C build-asan -j "$jobs" unit_binaries
-  ctest --test-dir build-asan --output-on-failure --timeout 900 -L unit -j 2
-}
-
 step setup scripts/setup.sh --test
 step build env BUILD_DIR=build scripts/build.sh
 step tests ctest --test-dir build --output-on-failure --timeout 600 -j 2 -LE cluster
 # Alone: six servers of their own, and failover timings that a parallel test would skew.
 [[ "${CLUSTER:-1}" == "1" ]] && step cluster ctest --test-dir build --output-on-failure -L cluster
-[[ "${SANITIZE:-1}" == "1" ]] && step asan asan
+[[ "${SANITIZE:-1}" == "1" ]] && step asan scripts/asan.sh
 [[ "${TSAN:-1}" == "1" ]] && step tsan scripts/tsan.sh
 [[ "${FUZZ:-1}" == "1" ]] && step fuzz env FUZZ_SECONDS="${FUZZ_SECONDS:-30}" scripts/fuzz.sh
 step package tests/packaging/deb_test.sh build
