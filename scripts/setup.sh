@@ -16,7 +16,8 @@ if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3-pip python3-setuptools python3-wheel)
   # The dashboard's browser test (tests/browser): headless Chromium and a font to render with.
   packages+=(chromium fonts-dejavu-core)
-  # Fuzzing (scripts/fuzz.sh); systemd-socket-activate and systemd-analyze (tests/e2e, packaging).
+  # The ASan build and fuzzing (scripts/asan.sh, scripts/fuzz.sh); systemd-socket-activate and
+  # systemd-analyze (tests/e2e, packaging).
   # (libclang-rt-16-dev: the sanitizer and libFuzzer runtimes clang links.)
   packages+=(clang-16 libclang-rt-16-dev libfuzzer-16-dev systemd)
   # The cluster tests (tests/cluster) run a three-member etcd.
