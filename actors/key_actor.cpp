@@ -307,10 +307,8 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, Events& events) {
     // and only then may the writer take writes again (see GroupWriter::submit).
     loaded_ = false;
     core_.ledger->refusal_settled();
-    // A second from now the key is read back and its expiry retried, in case nothing else
-    // touches it (its timer was armed from the state that was not written).
-    wake_at_ = core_.clock.now() + kRetryAfterRefusal;
-    shard_.schedule(*this, wake_at_);
+    // Its timer was armed from the state that was not written.
+    read_back_later();
   }
   flush_ready(&events, seq, ok);
 }
@@ -353,6 +351,11 @@ void KeyActor::rearm() {
     wake_at_ = next;
     shard_.schedule(*this, next);
   }
+}
+
+void KeyActor::read_back_later() {
+  wake_at_ = core_.clock.now() + kRetryAfterRefusal;
+  shard_.schedule(*this, wake_at_);
 }
 
 void KeyActor::maybe_retire() {
@@ -570,7 +573,13 @@ bool KeyActor::drop() {
 void KeyActor::wake(Millis at) {
   if (at != wake_at_) return;  // superseded by an earlier wake-up
   wake_at_ = 0;
-  if (!load().ok()) return;  // the next request on the key answers `unavailable`
+  if (!load().ok()) {
+    // The ledger cannot be read now (etcd away, or a write's outcome not known yet); until it
+    // can, requests on the key answer `unavailable`, and the timer keeps asking, so a lease
+    // that falls due meanwhile still ends by itself once it can (§4).
+    read_back_later();
+    return;
+  }
   Millis now = core_.clock.now();
   // The first wake-up after recovery is the overdue lease's, if it had one.
   bool restart_overdue = std::exchange(overdue_at_recovery_, false);

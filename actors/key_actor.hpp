@@ -117,6 +117,9 @@ class KeyActor {
   void flush_ready(Events* events, std::uint64_t committed, bool ok);
   void account(const Events& events);
   void rearm();
+  // Wakes the actor a second from now to read its key back and settle it, for when memory may
+  // not match the ledger and nothing else may touch the key before its lease is due.
+  void read_back_later();
   // Answers every waiter `unavailable` with `why`.
   void turn_away_waiters(const char* why);
   bool idle() const { return !retired_ && !state_.lease && !busy_ && !indexed_; }

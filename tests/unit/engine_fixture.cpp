@@ -41,8 +41,11 @@ void put_raw(const std::string& dir, std::size_t family, const std::string& key,
   });
 }
 
-EngineFixture::EngineFixture(EngineConfig config, const Clock* clock)
-    : clock_(clock ? clock : &mock_), config_(std::move(config)), work_(io_.get_executor()) {
+EngineFixture::EngineFixture(EngineConfig config, const Clock* clock, OpenLedger open_ledger)
+    : clock_(clock ? clock : &mock_),
+      config_(std::move(config)),
+      open_ledger_(std::move(open_ledger)),
+      work_(io_.get_executor()) {
   spdlog::set_level(spdlog::level::warn);
   config_.data_dir = dir_.str("ledger");
   for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
@@ -58,7 +61,8 @@ EngineFixture::~EngineFixture() {
 
 void EngineFixture::open() {
   std::string error;
-  engine_ = Engine::open(io_, *clock_, config_, error);
+  engine_ = open_ledger_ ? Engine::open(io_, *clock_, config_, open_ledger_(config_))
+                         : Engine::open(io_, *clock_, config_, error);
   if (!engine_) throw std::runtime_error("open failed: " + error);
   if (!engine_->start(error)) throw std::runtime_error("start failed: " + error);
 }

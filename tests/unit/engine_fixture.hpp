@@ -51,7 +51,12 @@ void put_raw(const std::string& dir, std::size_t family, const std::string& key,
 
 class EngineFixture {
  public:
-  explicit EngineFixture(EngineConfig config = {}, const Clock* clock = nullptr);
+  // Opens the ledger the engine runs on, in the fixture's data dir; if empty, Engine::open opens
+  // its own there.
+  using OpenLedger = std::function<std::unique_ptr<storage::LedgerStore>(const EngineConfig&)>;
+
+  explicit EngineFixture(EngineConfig config = {}, const Clock* clock = nullptr,
+                         OpenLedger open_ledger = {});
   ~EngineFixture();
 
   Engine& engine() { return *engine_; }
@@ -97,6 +102,7 @@ class EngineFixture {
   MockClock mock_;
   const Clock* clock_;
   EngineConfig config_;
+  OpenLedger open_ledger_;
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::vector<std::thread> threads_;

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
+#include "storage/ledger.hpp"
 #include "tests/support/wrapped_fs.hpp"
 #include "tests/unit/engine_fixture.hpp"
 
@@ -62,6 +64,60 @@ struct FullDiskEnv {
     config.ledger_env = env.get();
     return config;
   }
+};
+
+// A real ledger whose reads can be made to fail, as an etcd ledger's do while etcd is away or a
+// write's outcome is not known yet.
+class UnreadableLedger : public storage::LedgerStore {
+ public:
+  UnreadableLedger(std::unique_ptr<storage::Ledger> ledger, const std::atomic<bool>& unreadable)
+      : ledger_(std::move(ledger)), unreadable_(unreadable) {}
+
+  storage::Status load(std::string_view key, storage::LoadedState& loaded) const override {
+    if (unreadable_) return storage::Status(storage::errc::io_error, "test: cannot read");
+    return ledger_->load(key, loaded);
+  }
+  storage::Status scan_leases(
+      const std::function<void(std::string, storage::LoadedState)>& visit) const override {
+    return ledger_->scan_leases(visit);
+  }
+  storage::Status list(std::string_view prefix, std::string_view after, std::size_t limit,
+                       Millis now, std::vector<storage::LeaseRow>& rows,
+                       bool& more) const override {
+    return ledger_->list(prefix, after, limit, now, rows, more);
+  }
+  storage::Status history(std::string_view key, Token before, std::size_t limit,
+                          std::vector<TenureRecord>& records, bool& more) const override {
+    return ledger_->history(key, before, limit, records, more);
+  }
+  storage::Status events_from(Revision from, std::size_t limit,
+                              std::vector<Event>& events) const override {
+    return ledger_->events_from(from, limit, events);
+  }
+  storage::Status compact_history(Millis now, std::size_t& dropped) override {
+    return ledger_->compact_history(now, dropped);
+  }
+  storage::Status backup(const std::string& dir) const override { return ledger_->backup(dir); }
+  void submit(std::vector<storage::WriteOp> ops, storage::CommitDone done) override {
+    ledger_->submit(std::move(ops), std::move(done));
+  }
+  void refusal_settled() override { ledger_->refusal_settled(); }
+  void set_event_sink(storage::EventSink sink) override {
+    ledger_->set_event_sink(std::move(sink));
+  }
+  void flush() override { ledger_->flush(); }
+  void stop() override { ledger_->stop(); }
+  bool healthy() const override { return ledger_->healthy(); }
+  Revision revision() const override { return ledger_->revision(); }
+  Revision oldest_revision() const override { return ledger_->oldest_revision(); }
+  Token token_floor() const override { return ledger_->token_floor(); }
+  const std::string& recovery_note() const override { return ledger_->recovery_note(); }
+  storage::WriterStats stats() const override { return ledger_->stats(); }
+  std::string last_error() const override { return ledger_->last_error(); }
+
+ private:
+  std::unique_ptr<storage::Ledger> ledger_;
+  const std::atomic<bool>& unreadable_;
 };
 
 }  // namespace
@@ -146,4 +202,41 @@ TEST_CASE("an undecodable row frees its key with a token above any it had", "[fa
   auto r = f.acquire("bad", "b");
   REQUIRE(r.status == AcquireStatus::acquired);
   CHECK(r.lease->token > 1);
+}
+
+TEST_CASE("a lease whose key could not be read when it fell due still ends by its timer",
+          "[failure]") {
+  FullDiskEnv disk;
+  std::atomic<bool> unreadable{false};
+  EngineConfig config = disk.config();
+  config.manual_timers = true;  // the shard's timer fires when the test says so
+  auto open_ledger = [&](const EngineConfig& c) -> std::unique_ptr<storage::LedgerStore> {
+    storage::LedgerOptions options;
+    options.path = c.data_dir;
+    options.env = c.ledger_env;
+    storage::Status status;
+    auto ledger = storage::Ledger::open(options, status);
+    if (!ledger) throw std::runtime_error(status.message());
+    return std::make_unique<UnreadableLedger>(std::move(ledger), unreadable);
+  };
+  EngineFixture f(config, nullptr, open_ledger);
+  REQUIRE(f.acquire("k", "a", 5000).status == AcquireStatus::acquired);
+
+  // A refused renew leaves memory ahead of the ledger: the key is read back a second later.
+  disk_full = true;
+  REQUIRE(f.renew("k", "a", 60'000).error);
+  disk_full = false;
+  REQUIRE(wait_healthy(f.engine()));
+  // That read fails.
+  unreadable = true;
+  f.clock().advance(1000);
+  f.expire_due();
+  REQUIRE(f.get("k").error);  // the key's turn came and went: it cannot be read
+  unreadable = false;
+
+  // Nobody asks about the key again; its lease (5 s, the renew was not written) ends on time.
+  f.clock().advance(4000);
+  f.expire_due();
+  REQUIRE(test::eventually([&] { return f.engine().stats().expired == 1; }));
+  CHECK(f.history("k").tenures.at(0).end == EndReason::expired);
 }
