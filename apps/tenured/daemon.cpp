@@ -201,10 +201,9 @@ int run_daemon(const Options& o) {
   limits.write_timeout = std::chrono::milliseconds(o.write_timeout);
   ServerContext context{*engine, limits, clock.now(), {}, {}};
   context.audit = o.audit_log.empty() ? nullptr : &audit;
-  // One durable session is served by one thread (io_threads.hpp). Not with --sync none, where
-  // one thread was measured slower for a reason not yet known (docs/benchmarks.md), and not in a
-  // cluster, where the peers' forwarded requests come on connections of their own.
-  if (o.sync && etcd_ledger == nullptr) {
+  // One session is served by one thread (io_threads.hpp). Not in a cluster, where the peers'
+  // forwarded requests come on connections of their own.
+  if (etcd_ledger == nullptr) {
     threads.serve_with(1);
     context.registry.on_size([&threads, all = o.threads](std::size_t sessions) {
       threads.serve_with(sessions > 1 ? all : 1);
