@@ -1,7 +1,8 @@
 #pragma once
 // The plain HTTP face of the listener (§7a): GET / the dashboard, GET /metrics the Prometheus
 // text, GET /healthz the ledger's health; /v1/ws only as a WebSocket upgrade (426 otherwise).
-// Other paths are 404, other methods on these paths 405. A query string is ignored.
+// Other paths are 404, other methods on these paths 405. A query string is ignored. (A chunked
+// request body is refused with 411 by the session before any route.)
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>

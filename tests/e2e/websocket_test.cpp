@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <ctime>
 
 #include "tests/e2e/e2e.hpp"
@@ -37,6 +38,47 @@ void check_reads(WsClient& c, const std::string& key) {
   Json u = c.call("\"op\":\"unwatch\",\"watch_id\":" + w["watch_id"].dump());
   CHECK(u["status"] == "unwatched");
   CHECK(u["watch_id"].same_as(w["watch_id"]));
+}
+
+// A raw TCP connection to the listener, for bytes no well-behaved client sends.
+int connect_raw(unsigned short port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  timeval timeout{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  return fd;
+}
+
+void send_raw(int fd, const std::string& bytes) {
+  REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(bytes.size()));
+}
+
+// Reads up to the end of a response's header.
+std::string read_head(int fd) {
+  std::string response;
+  char buffer[4096];
+  while (response.find("\r\n\r\n") == std::string::npos) {
+    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    REQUIRE(n > 0);
+    response.append(buffer, static_cast<std::size_t>(n));
+  }
+  return response;
+}
+
+// Reads until the server ends the connection; what recv last returned (0, or -1 with errno).
+ssize_t read_to_end(int fd) {
+  char buffer[4096];
+  ssize_t n = 0;
+  do {
+    n = ::recv(fd, buffer, sizeof buffer, 0);
+  } while (n > 0);
+  return n;
 }
 
 }  // namespace
@@ -204,37 +246,16 @@ TEST_CASE("undefined and repeated fields over WebSocket are bad_request naming t
 TEST_CASE("a WebSocket frame length with its top bit set closes the connection",
           "[e2e][websocket]") {
   Daemon d(web_args());
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(d.web_port());
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  std::string upgrade =
-      "GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
-  REQUIRE(::send(fd, upgrade.data(), upgrade.size(), MSG_NOSIGNAL) ==
-          static_cast<ssize_t>(upgrade.size()));
-  std::string response;
-  char buffer[4096];
-  while (response.find("\r\n\r\n") == std::string::npos) {
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    REQUIRE(n > 0);
-    response.append(buffer, static_cast<std::size_t>(n));
-  }
-  REQUIRE(response.starts_with("HTTP/1.1 101"));
+  int fd = connect_raw(d.web_port());
+  send_raw(fd,
+           "GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+  REQUIRE(read_head(fd).starts_with("HTTP/1.1 101"));
   // A masked text frame claiming 2^63 + 5 bytes, and a few of them.
   std::string frame = {'\x81', '\xff', '\x80', 0, 0, 0, 0, 0, 0, 5, 1, 2, 3, 4};
   frame += std::string(1000, 'x');
-  REQUIRE(::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) ==
-          static_cast<ssize_t>(frame.size()));
-  timeval timeout{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  ssize_t n = 0;
-  do {
-    n = ::recv(fd, buffer, sizeof buffer, 0);
-  } while (n > 0);
+  send_raw(fd, frame);
+  ssize_t n = read_to_end(fd);
   // Closed (end or reset), not left waiting for more of the frame.
   CHECK((n == 0 || errno == ECONNRESET));
   ::close(fd);
@@ -253,6 +274,24 @@ TEST_CASE("GET /healthz, /, and 404 elsewhere", "[e2e][websocket]") {
   CHECK(page.body.find("<html") != std::string::npos);
   CHECK(http_get(port, "/nope").status == 404);
   CHECK(http_get(port, "/v1/ws").status == 426);
+}
+
+TEST_CASE("a chunked request body gets 411 unread and the connection closes", "[e2e][websocket]") {
+  Daemon d(web_args());
+  int fd = connect_raw(d.web_port());
+  // The header alone: the answer must not wait for the body.
+  send_raw(fd, "PUT /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+  std::string head = read_head(fd);
+  CHECK(head.starts_with("HTTP/1.1 411"));
+  CHECK(head.find("Connection: close") != std::string::npos);
+  // The final chunk in pieces, as a slow client sends it, whether or not the server still reads.
+  for (const char* piece : {"0\r\n", "\r", "\n"}) {
+    (void)::send(fd, piece, std::strlen(piece), MSG_NOSIGNAL);
+  }
+  ssize_t n = read_to_end(fd);
+  CHECK((n == 0 || errno == ECONNRESET));
+  ::close(fd);
+  CHECK(http_get(d.web_port(), "/healthz").status == 200);
 }
 
 TEST_CASE("GET /metrics is Prometheus text with the server's numbers", "[e2e][websocket]") {

@@ -50,24 +50,34 @@ std::optional<std::string_view> header(const tenure::HttpRequest& request, http:
   return std::string_view(found->value());
 }
 
-// Reads one request off the front of `rest` as the session does; false when the connection
-// would end here (a bad or partial request: the session answers it, if at all, and closes).
-bool read_request(std::string_view& rest, http::request_parser<http::string_body>& parser) {
-  parser.header_limit(8 * 1024);
-  parser.body_limit(8 * 1024);
-  parser.eager(true);
+// Feeds the front of `rest` to the parser until it has the header (`header_only`) or the whole
+// request, as Beast's read does: a put that needs more gets more bytes, and since `rest` is all
+// the connection sends, there are none; the connection ends there. False when the session would
+// close the connection here (a bad or partial request: it answers it, if at all, and closes).
+bool feed(std::string_view& rest, http::request_parser<http::string_body>& parser,
+          bool header_only) {
+  auto done = [&] { return header_only ? parser.is_header_done() : parser.is_done(); };
   beast::error_code error;
-  while (!parser.is_done()) {
+  while (!done()) {
     std::size_t used = rest.empty() ? 0 : parser.put(asio::buffer(rest.data(), rest.size()), error);
     rest.remove_prefix(used);
-    if (error == http::error::need_more) error = {};
-    if (error) return false;
-    if (used == 0) {  // all there is: the connection ends here
+    if (error && error != http::error::need_more) return false;
+    if (error || used == 0) {
       parser.put_eof(error);
-      return !error && parser.is_done();
+      return !error && done();
     }
   }
   return true;
+}
+
+// Reads one request off the front of `rest` as the session does: the header, then a body unless
+// it is chunked (the session answers that with 411 unread and closes).
+bool read_request(std::string_view& rest, http::request_parser<http::string_body>& parser) {
+  parser.header_limit(8 * 1024);
+  parser.body_limit(8 * 1024);
+  if (!feed(rest, parser, true) || parser.chunked()) return false;
+  parser.eager(true);
+  return feed(rest, parser, false);
 }
 
 // The WebSocket conversation after an accepted upgrade: every text message read is parsed.
