@@ -1,8 +1,6 @@
 // Fuzzes the reading of a WAL's tail before the ledger opens (storage/wal_tail.hpp): whatever a
 // damaged or crashed WAL holds, the scan never crashes, and a cut only ever removes a tail of
 // zeros (and the record they cut short), never a byte of the records before it.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -11,16 +9,14 @@
 #include <string>
 
 #include "storage/wal_tail.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace {
 
+// Removed at exit (the end of a run or of a replay), so runs leave nothing in $TMPDIR.
 const std::filesystem::path& scratch() {
-  static const std::filesystem::path dir = [] {
-    std::string pattern = (std::filesystem::temp_directory_path() / "wal-tail-fuzz.XXXXXX");
-    if (!::mkdtemp(pattern.data())) std::abort();
-    return std::filesystem::path(pattern);
-  }();
-  return dir;
+  static const tenure::test::TempDir dir;
+  return dir.path();
 }
 
 }  // namespace
