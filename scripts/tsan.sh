@@ -20,9 +20,10 @@ cluster=${TSAN_CLUSTER:-1}
 }
 
 # Debian's RocksDB, whatever TENURE_ROCKSDB the other builds use: its shared library (see
-# CMakeLists.txt). Line tables only (-g1): a race report still names functions and lines.
+# CMakeLists.txt). Line tables only (-g1): a race report still names functions and lines. -O1:
+# 29% less compile CPU than -O2, and the tests ran no slower (the step: 916 -> 725 s).
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_TSAN=ON \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DTENURE_ROCKSDB=system >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTENURE_ROCKSDB=system >/dev/null
 targets=(unit_tests transport_tests peer_link_tests cli_tests client_tests tenured)
 [[ "$cluster" == "1" ]] && targets+=(cluster_storage_tests)
 ninja -C "$build_dir" -j "${JOBS:-$(nproc)}" "${targets[@]}"
