@@ -37,6 +37,12 @@ struct EngineConfig {
   // Keys without a lease, waiter or write that stay resident (in all shards), the least recently
   // used going first: a key taken again soon needs no ledger read.
   std::size_t idle_keys = 65'536;
+  // Deadlines a shard serves per turn; the rest follow in a new turn once the ledger has taken
+  // this one (BacklogPacer), behind the requests that came meanwhile, so an expiry storm cannot
+  // starve them (§4). Smaller batches keep a request's turn and its commit from queueing behind
+  // much of a storm; too small, and the paced batches fall behind the storm (docs/benchmarks.md,
+  // "smaller expiry batches").
+  std::size_t expiry_batch = 256;
   rocksdb::Env* ledger_env = nullptr;  // tests only: the file system under the ledger
   storage::OpenMode open_mode = storage::OpenMode::normal;  // --recover, --restore-from
   Revision revision_floor = 0;                              // --revision-floor

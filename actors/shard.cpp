@@ -12,10 +12,6 @@
 namespace tenure {
 namespace {
 
-// Deadlines served per turn of the shard; the rest follow in a new turn, once the ledger has
-// taken this one (BacklogPacer), behind the requests that came meanwhile, so an expiry storm
-// cannot starve them (§4).
-constexpr std::size_t kWakeBatch = 1024;
 // Writes per group at most: recovery stages a whole ledger in one turn.
 constexpr std::size_t kMaxGroup = 4096;
 
@@ -163,7 +159,7 @@ void Shard::fire_due() {
   if (timer_stopped_) return;
   Millis now = core_.clock.now();
   std::size_t woken = 0;
-  while (!deadlines_.empty() && deadlines_.front().at <= now && woken < kWakeBatch) {
+  while (!deadlines_.empty() && deadlines_.front().at <= now && woken < core_.config.expiry_batch) {
     std::pop_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
     Deadline due = std::move(deadlines_.back());
     deadlines_.pop_back();

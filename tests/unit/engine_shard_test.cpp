@@ -17,10 +17,11 @@ using tenure::test::EngineFixture;
 using tenure::test::eventually;
 
 TEST_CASE("leases due together expire in one write per shard", "[shards]") {
+  constexpr int kLeases = 1000;
   EngineConfig config;
   config.shards = 2;
+  config.expiry_batch = kLeases;  // a shard's whole share in one turn
   EngineFixture f(config);
-  constexpr int kLeases = 1000;
   auto acquired = f.acquire_burst("storm/", kLeases, 1000);
   for (const auto& r : acquired) REQUIRE(r.status == AcquireStatus::acquired);
   std::uint64_t groups = f.engine().stats().writer.groups;
@@ -40,6 +41,7 @@ TEST_CASE("a backlog of due leases is ended a batch per commit, not all at once"
   config.shards = 2;
   config.manual_timers = true;
   config.ledger_env = env.get();
+  config.expiry_batch = 1024;
   EngineFixture f(config);
   struct Open {
     test::SyncGate& gate;
