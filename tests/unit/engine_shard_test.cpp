@@ -51,6 +51,7 @@ TEST_CASE("a backlog of due leases is ended a batch per commit, not all at once"
   auto acquired = f.acquire_burst("backlog/", kLeases, 1000);
   for (const auto& r : acquired) REQUIRE(r.status == AcquireStatus::acquired);
   std::uint64_t groups = f.engine().stats().writer.groups;
+  std::uint64_t ops = f.engine().stats().writer.ops;
   f.clock().advance(2000);
   gate.set(true, false);  // every WAL sync waits
   f.expire_due();
@@ -60,6 +61,8 @@ TEST_CASE("a backlog of due leases is ended a batch per commit, not all at once"
   // shard may also be held by committing its batch on its own thread; the other is not.)
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   CHECK(f.engine().stats().writer.groups - groups <= config.shards);
+  // ... each of them one batch, not the shard's whole share.
+  CHECK(f.engine().stats().writer.ops - ops <= config.shards * config.expiry_batch);
   gate.set(false, false);
   REQUIRE(eventually([&] { return f.engine().stats().expired == kLeases; }));
   CHECK(f.engine().stats().live_leases == 0);
