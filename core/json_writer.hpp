@@ -16,6 +16,7 @@ class JsonWriter {
   JsonWriter& end_object();
   JsonWriter& begin_array();
   JsonWriter& end_array();
+  // REQUIRES: `name` needs no escaping (a field name of the protocol; asserted).
   JsonWriter& key(std::string_view name);
 
   JsonWriter& value(std::string_view s);

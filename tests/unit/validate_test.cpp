@@ -62,6 +62,11 @@ TEST_CASE("the JSON writer escapes strings and separates members", "[core]") {
   w.begin_object().field("a", "x\"y\\\n\x01").field("n", std::int64_t{-3}).null_field("z");
   w.key("arr").begin_array().value(true).value(std::uint64_t{7}).end_array().end_object();
   CHECK(out == R"({"a":"x\"y\\\n\u0001","n":-3,"z":null,"arr":[true,7]})");
+  // A name longer than the writer's buffer for names takes the general path, separated alike.
+  std::string name(70, 'n');
+  out.clear();
+  JsonWriter(out).begin_object().field("a", 1).field(name, 2).end_object();
+  CHECK(out == "{\"a\":1,\"" + name + "\":2}");
   // Plain runs around escapes, at both ends, and UTF-8 passed through as it is.
   std::string s;
   append_json_string(s, "ab\tcd\x7f\xc3\xa9\r");
