@@ -26,6 +26,9 @@ class OwnerNames {
   static constexpr std::size_t kProbes = 8;
   struct Slot {
     SharedString name;
+    // The name's hash: a probe compares it first, without reading the name's block (another
+    // thread's cache line, once a shard has used the name).
+    std::size_t hash = 0;
     std::uint64_t stored = 0;  // order of storing
   };
   std::unique_ptr<std::array<Slot, kSlots>> slots_;  // on first use
