@@ -12,6 +12,7 @@
 
 #include "core/parse_number.hpp"
 #include "core/slot.hpp"
+#include "core/thread_name.hpp"
 #include "storage/codec.hpp"
 
 namespace tenure::storage {
@@ -184,8 +185,14 @@ Status EtcdLedger::start() {
   Revision oldest = last_ + 1;
   if (!result.kvs.empty()) oldest = event_revision(result.kvs[0].key).value_or(oldest);
   oldest_.store(oldest);
-  writer_ = std::thread([this] { run(); });
-  watcher_ = std::thread([this] { watch_loop(); });
+  writer_ = std::thread([this] {
+    name_this_thread("etcd-write");
+    run();
+  });
+  watcher_ = std::thread([this] {
+    name_this_thread("etcd-watch");
+    watch_loop();
+  });
   return {};
 }
 

@@ -9,6 +9,7 @@
 #include <bit>
 #include <chrono>
 
+#include "core/thread_name.hpp"
 #include "storage/codec.hpp"
 #include "storage/marks.hpp"
 
@@ -137,10 +138,18 @@ Status GroupWriter::start(Revision reserved) {
   Status status = reserve_for(written_ + 1);
   if (!status.ok()) return status;
   if (config_.sync) durable_.store(take_snapshot());
-  if (config_.sync) completer_ = std::thread([this] { complete(); });
+  if (config_.sync) {
+    completer_ = std::thread([this] {
+      name_this_thread("ledger-sync");
+      complete();
+    });
+  }
   // Until the thread waits for work, the first caller may commit its group itself.
   writer_parked_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("ledger-write");
+    run();
+  });
   return status;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/json_writer.hpp"
 #include "core/parse_number.hpp"
+#include "core/thread_name.hpp"
 
 namespace tenure::storage {
 namespace {
@@ -141,7 +142,10 @@ Status Membership::open() { return ensure_cluster_keys(); }
 
 Status Membership::start() {
   if (Status status = register_node(); !status.ok()) return status;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("membership");
+    run();
+  });
   return {};
 }
 

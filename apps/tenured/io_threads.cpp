@@ -2,12 +2,20 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <string>
+
+#include "core/thread_name.hpp"
 
 namespace tenure {
 
 IoThreads::IoThreads(boost::asio::io_context& io, unsigned count)
     : io_(io), work_(io.get_executor()), count_(std::max(count, 1U)), wanted_(count_) {
-  for (unsigned i = 0; i < count_; ++i) threads_.emplace_back([&io] { io.run(); });
+  for (unsigned i = 0; i < count_; ++i) {
+    threads_.emplace_back([&io, i] {
+      name_this_thread("io-" + std::to_string(i));
+      io.run();
+    });
+  }
 }
 
 void IoThreads::serve_with(unsigned wanted) {

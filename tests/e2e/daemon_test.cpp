@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "tests/e2e/as_user.hpp"
 #include "tests/e2e/e2e.hpp"
@@ -329,4 +331,26 @@ TEST_CASE("a socket file deleted under the daemon is made again", "[e2e][daemon]
   // And it is still removed at shutdown.
   CHECK(d.terminate().exit_code == 0);
   CHECK_FALSE(std::filesystem::exists(d.socket_path()));
+}
+
+TEST_CASE("the daemon's threads say what they are", "[e2e][daemon]") {
+  // `top -H`, `perf` and /proc show the names: the io threads and the ledger's two threads.
+  Daemon d({"--threads", "2", "--sync", "always"});
+  REQUIRE(d.connect().call("\"op\":\"ping\"")["status"] == "pong");
+  std::vector<std::string> names;
+  std::string tasks = "/proc/" + std::to_string(d.pid()) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.push_back(name);
+  }
+  INFO("threads: " << Catch::Detail::stringify(names));
+  auto has = [&](const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  CHECK(has("io-0"));
+  CHECK(has("io-1"));
+  CHECK(has("ledger-write"));
+  CHECK(has("ledger-sync"));
 }
