@@ -1,6 +1,8 @@
 #include "core/clock.hpp"
 
 #include <cstdio>
+#include <cstring>
+#include <limits>
 
 namespace tenure {
 
@@ -45,32 +47,61 @@ void put_digits(char* out, unsigned value, int width) {
   }
 }
 
+// The text up to the second ("2026-11-30T03:55:33") of the last two seconds formatted on this
+// thread: a storm's events and notices fall in the same second, and a lease's reply formats now
+// and now + ttl, each time in one of two seconds; only their milliseconds differ (the date was ~80%
+// of formatting a time). Trivial, so there is no TLS guard per access.
+struct SecondText {
+  std::int64_t second = std::numeric_limits<std::int64_t>::min();  // none yet
+  char chars[19]{};
+};
+struct RecentSeconds {
+  SecondText slots[2];
+  unsigned next = 0;  // the slot a new second takes: the older of the two
+};
+constinit thread_local RecentSeconds recent_seconds;
+
 }  // namespace
 
 TimeText::TimeText(Millis t) {
-  // Floor division, without forming t - 86'399'999 or days * 86'400'000 (they overflow near the
-  // ends of the range).
-  constexpr std::int64_t kDay = 86'400'000;
-  std::int64_t days = t / kDay - (t % kDay < 0 ? 1 : 0);
-  auto ms_of_day = static_cast<unsigned>((t % kDay + kDay) % kDay);
-  int year;
-  unsigned month, day;
-  civil_from_days(days, year, month, day);
-  if (year < 0 || year > 9999) {
-    int n = std::snprintf(chars_, sizeof chars_, "%+lldms", static_cast<long long>(t));
-    size_ = static_cast<std::size_t>(n);  // out of RFC 3339; at most 22 characters
-    return;
-  }
   constexpr std::string_view kShape = "0000-00-00T00:00:00.000Z";
-  kShape.copy(chars_, kShape.size());
+  static_assert(sizeof chars_ >= kShape.size());
+  // Floor division, without forming t - 999 or second * 1000 (they overflow near the ends of the
+  // range).
+  std::int64_t below = t % 1000;
+  std::int64_t second = t / 1000 - (below < 0 ? 1 : 0);
+  auto ms = static_cast<unsigned>(below < 0 ? below + 1000 : below);
+  RecentSeconds& recent = recent_seconds;
+  SecondText* text = &recent.slots[0];
+  if (text->second != second) text = &recent.slots[1];
+  if (text->second != second) {
+    constexpr std::int64_t kDay = 86'400;
+    std::int64_t days = second / kDay - (second % kDay < 0 ? 1 : 0);
+    auto second_of_day = static_cast<unsigned>(second - days * kDay);
+    int year;
+    unsigned month, day;
+    civil_from_days(days, year, month, day);
+    if (year < 0 || year > 9999) {
+      int n = std::snprintf(chars_, sizeof chars_, "%+lldms", static_cast<long long>(t));
+      size_ = static_cast<std::size_t>(n);  // out of RFC 3339; at most 22 characters
+      return;
+    }
+    text = &recent.slots[recent.next];
+    recent.next ^= 1;
+    kShape.copy(text->chars, sizeof text->chars);
+    put_digits(&text->chars[0], static_cast<unsigned>(year), 4);
+    put_digits(&text->chars[5], month, 2);
+    put_digits(&text->chars[8], day, 2);
+    put_digits(&text->chars[11], second_of_day / 3600, 2);
+    put_digits(&text->chars[14], second_of_day / 60 % 60, 2);
+    put_digits(&text->chars[17], second_of_day % 60, 2);
+    text->second = second;
+  }
+  std::memcpy(chars_, text->chars, sizeof text->chars);
+  chars_[19] = '.';
+  put_digits(&chars_[20], ms, 3);
+  chars_[23] = 'Z';
   size_ = kShape.size();
-  put_digits(&chars_[0], static_cast<unsigned>(year), 4);
-  put_digits(&chars_[5], month, 2);
-  put_digits(&chars_[8], day, 2);
-  put_digits(&chars_[11], ms_of_day / 3'600'000, 2);
-  put_digits(&chars_[14], ms_of_day / 60'000 % 60, 2);
-  put_digits(&chars_[17], ms_of_day / 1000 % 60, 2);
-  put_digits(&chars_[20], ms_of_day % 1000, 3);
 }
 
 std::string format_time(Millis t) { return std::string(TimeText(t).view()); }

@@ -43,6 +43,35 @@ TEST_CASE("times are RFC 3339 UTC with milliseconds", "[core]") {
   CHECK(TimeText(1'796'010'933'123).view() == "2026-11-30T03:55:33.123Z");
 }
 
+TEST_CASE("times of one second share its text, and the next second has its own", "[core]") {
+  // A thread keeps the text of the last second it formatted: each of these follows another.
+  CHECK(format_time(1'796'010'933'123) == "2026-11-30T03:55:33.123Z");
+  CHECK(format_time(1'796'010'933'000) == "2026-11-30T03:55:33.000Z");
+  CHECK(format_time(1'796'010'933'999) == "2026-11-30T03:55:33.999Z");
+  CHECK(format_time(1'796'010'934'000) == "2026-11-30T03:55:34.000Z");
+  CHECK(format_time(1'796'010'932'999) == "2026-11-30T03:55:32.999Z");
+  // Before 1970 a second still runs from .000 up: -1000 and -1 are the same second.
+  CHECK(format_time(-1) == "1969-12-31T23:59:59.999Z");
+  CHECK(format_time(-1000) == "1969-12-31T23:59:59.000Z");
+  CHECK(format_time(-1001) == "1969-12-31T23:59:58.999Z");
+  CHECK(format_time(0) == "1970-01-01T00:00:00.000Z");
+  // Out of range between two times of one second: neither is taken for the other.
+  CHECK(format_time(86'400'000) == "1970-01-02T00:00:00.000Z");
+  CHECK(format_time(std::numeric_limits<Millis>::max()) == "+9223372036854775807ms");
+  CHECK(format_time(86'400'001) == "1970-01-02T00:00:00.001Z");
+  CHECK(format_time(std::numeric_limits<Millis>::min() + 1) == "-9223372036854775807ms");
+  // A reply's two times (now and now + ttl) in turn, then a third second.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(format_time(1'796'010'933'123 + i) ==
+          "2026-11-30T03:55:33.12" + std::to_string(3 + i) + "Z");
+    CHECK(format_time(1'796'010'963'123 + i) ==
+          "2026-11-30T03:56:03.12" + std::to_string(3 + i) + "Z");
+  }
+  CHECK(format_time(1'796'097'333'123) == "2026-12-01T03:55:33.123Z");
+  CHECK(format_time(1'796'010'963'999) == "2026-11-30T03:56:03.999Z");
+  CHECK(format_time(1'796'010'933'999) == "2026-11-30T03:55:33.999Z");
+}
+
 TEST_CASE("time formatting agrees with gmtime from 1970 to 2286", "[core]") {
   for (Millis t = 0; t < 10'000'000'000'000; t += 7'777'777'777) {
     std::time_t secs = static_cast<std::time_t>(t / 1000);
