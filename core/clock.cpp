@@ -49,8 +49,8 @@ void put_digits(char* out, unsigned value, int width) {
 
 // The text up to the second ("2026-11-30T03:55:33") of the last two seconds formatted on this
 // thread: a storm's events and notices fall in the same second, and a lease's reply formats now
-// and now + ttl, each time in one of two seconds; only their milliseconds differ (the date was ~80%
-// of formatting a time). Trivial, so there is no TLS guard per access.
+// and now + ttl, each time in one of two seconds; only their milliseconds differ (the date was two
+// thirds of formatting a time). Trivial, so there is no TLS guard per access.
 struct SecondText {
   std::int64_t second = std::numeric_limits<std::int64_t>::min();  // none yet
   char chars[19]{};
