@@ -125,25 +125,24 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families() {
   // history settles, are compressed.
   cf_options.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression};
   cf_options.compression_per_level.resize(cf_options.num_levels, rocksdb::kSnappyCompression);
-  // Events are appended in revision order: a remembered insert position makes each insert O(1)
-  // instead of a skiplist search. RocksDB honours the hint only without concurrent memtable
-  // writes, which the single group writer never needs (see make_options). Checkpoints write
-  // lease and tenure rows in key order, so the same hint starts each insert next to the one
-  // before instead of at the skiplist's top.
-  rocksdb::ColumnFamilyOptions scanned = cf_options;
-  scanned.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
-
   // Bloom filters serve point lookups, which only `leases` (a cold key's row) and `meta` get:
   // `events` and `tenures` are only scanned, and building their filters at every flush and
-  // compaction was work for nothing. Both kinds share the one block cache (RocksDB's default
-  // size) that a table factory of their own would each make.
+  // compaction was work for nothing. Both kinds of table share one block cache (RocksDB's
+  // default size), as one factory had.
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(8ull << 20);
-  scanned.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  std::shared_ptr<rocksdb::TableFactory> unfiltered(rocksdb::NewBlockBasedTableFactory(table));
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  rocksdb::ColumnFamilyOptions leases = scanned;
-  leases.table_factory = cf_options.table_factory;
+
+  // Events are appended in revision order, and checkpoints write lease and tenure rows in key
+  // order: a remembered insert position starts each insert next to the one before instead of
+  // at the skiplist's top. RocksDB honours the hint only without concurrent memtable writes,
+  // which the single group writer never needs (see make_options).
+  rocksdb::ColumnFamilyOptions leases = cf_options;
+  leases.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
+  rocksdb::ColumnFamilyOptions scanned = leases;
+  scanned.table_factory = unfiltered;
 
   return {
       {rocksdb::kDefaultColumnFamilyName, cf_options},
