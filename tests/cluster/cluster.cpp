@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "core/slot.hpp"
-#include "tests/support/free_port.hpp"
 
 namespace cluster {
 
@@ -35,7 +34,7 @@ Cluster::Cluster(ClusterOptions options)
         "--cluster",           "etcd",
         "--etcd-endpoints",    etcd_.endpoints(),
         "--node-id",           node_id(i),
-        "--peer-listen",       "127.0.0.1:" + std::to_string(tenure::test::free_port()),
+        "--peer-listen",       "127.0.0.1:" + std::to_string(peer_ports_.emplace_back().port()),
         "--cluster-lease-ttl", std::to_string(options_.lease_ttl.count()) + "ms",
         "--log-level",         "info"};
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());

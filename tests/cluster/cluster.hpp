@@ -13,6 +13,7 @@
 #include "tests/e2e/daemon.hpp"
 #include "tests/e2e/line_client.hpp"
 #include "tests/support/etcd_process.hpp"
+#include "tests/support/free_port.hpp"
 
 // The tag of the cases that run a cluster: "[cluster]", or "[.cluster]" (hidden) while the
 // daemon lacks --cluster (tests/cluster/CMakeLists.txt decides).
@@ -79,7 +80,8 @@ class Cluster {
 
   ClusterOptions options_;
   tenure::test::EtcdCluster etcd_;
-  tenure::storage::EtcdClient kv_;  // reads the slot claims
+  tenure::storage::EtcdClient kv_;                      // reads the slot claims
+  std::vector<tenure::test::ReservedPort> peer_ports_;  // held while the nodes live
   std::vector<std::unique_ptr<e2e::Daemon>> nodes_;
   std::vector<bool> stopped_;
 };

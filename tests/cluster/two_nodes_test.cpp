@@ -1,6 +1,7 @@
 // Two real tenured nodes on one real etcd: the writer owns every slot, and when it is killed the
 // other takes them all over once its lease runs out, with the leases granted through
 // the dead node held until their own deadlines and its connection-bound ones released.
+#include <array>
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -16,11 +17,12 @@ using namespace tenure;
 
 namespace {
 
-std::vector<std::string> node_args(const test::EtcdCluster& etcd, const std::string& id) {
+std::vector<std::string> node_args(const test::EtcdCluster& etcd, const std::string& id,
+                                   const test::ReservedPort& peer_port) {
   return {"--cluster",           "etcd",
           "--etcd-endpoints",    etcd.endpoints(),
           "--node-id",           id,
-          "--peer-listen",       "127.0.0.1:" + std::to_string(test::free_port()),
+          "--peer-listen",       "127.0.0.1:" + std::to_string(peer_port.port()),
           "--cluster-lease-ttl", "2s"};
 }
 
@@ -65,8 +67,9 @@ struct TwoNodes {
 
   test::EtcdCluster etcd{1};
   storage::EtcdClient client{storage::EtcdOptions{etcd.endpoint_list(), 1000ms}};
-  Daemon n1{node_args(etcd, "n1")};
-  Daemon n2{node_args(etcd, "n2"), false};
+  std::array<test::ReservedPort, 2> peer_ports;  // held while the nodes live
+  Daemon n1{node_args(etcd, "n1", peer_ports[0])};
+  Daemon n2{node_args(etcd, "n2", peer_ports[1]), false};
 };
 
 }  // namespace
@@ -74,7 +77,7 @@ struct TwoNodes {
 TEST_CASE("the writer owns every slot, and the other node takes them over when it dies",
           "[cluster][two_nodes]") {
   TwoNodes nodes;
-  auto& [etcd, client, n1, n2] = nodes;
+  auto& [etcd, client, peer_ports, n1, n2] = nodes;
   Json stats = n2.connect().call("\"op\":\"stats\"");
   CHECK(stats["cluster"]["node_id"] == "n2");
   CHECK(stats["cluster"]["nodes"].size() == 2);
@@ -124,7 +127,7 @@ TEST_CASE("the writer owns every slot, and the other node takes them over when i
 TEST_CASE("a paused node loses its slots, cannot write them, and joins again when it resumes",
           "[cluster][two_nodes]") {
   TwoNodes nodes;
-  auto& [etcd, client, n1, n2] = nodes;
+  auto& [etcd, client, peer_ports, n1, n2] = nodes;
   LineClient c1 = n1.connect();
   std::string key = key_of(client, "n1", "paused/");
   Json first = c1.call(acquire_req(key, "a", "\"ttl_ms\":60000"));

@@ -112,7 +112,8 @@ TEST_CASE("systemd-socket-activate starts tenured on the first connection to its
   std::string socket = dir.path() + "/tenured.sock";
   std::string data = dir.path() + "/data";
   std::string log = dir.path() + "/log";
-  unsigned short port = tenure::test::free_port();
+  tenure::test::ReservedPort web_port;
+  unsigned short port = web_port.port();
   // --ws-listen off: the web listener is the one passed in, whatever the flag says.
   std::vector<std::string> args{
       activate,       "-l",         socket, "-l",          "127.0.0.1:" + std::to_string(port),

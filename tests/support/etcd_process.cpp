@@ -25,23 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A port the kernel just had free on loopback (etcd binds it right after; a clash fails loudly).
-unsigned short free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("bind: " + std::string(std::strerror(errno)));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // GET http://127.0.0.1:port/path with one deadline over connect, send and receive.
 std::string http_get(unsigned short port, const std::string& path, Clock::time_point deadline) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -83,8 +66,8 @@ EtcdCluster::EtcdCluster(int members, std::vector<std::string> extra_args)
   for (int i = 0; i < members; ++i) {
     Member m;
     m.name = "m" + std::to_string(i + 1);
-    m.client_port = free_port();
-    m.peer_port = free_port();
+    m.client_port = client_ports_.emplace_back().port();
+    m.peer_port = peer_ports_.emplace_back().port();
     if (!initial_cluster_.empty()) initial_cluster_ += ",";
     initial_cluster_ += m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
     members_.push_back(m);

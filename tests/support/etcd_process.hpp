@@ -1,5 +1,5 @@
 #pragma once
-// A real etcd cluster of N members on loopback for tests: free ports, a data dir per member in
+// A real etcd cluster of N members on loopback for tests: reserved ports, a data dir per member in
 // a temp dir, started with the limits cluster mode documents (--max-txn-ops 10000
 // --max-request-bytes 8388608). The constructor returns once every member reports healthy; the
 // destructor kills every member and removes everything. Members die with the test process.
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/free_port.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace tenure::test {
@@ -53,6 +54,9 @@ class EtcdCluster {
   void spawn(int i);
 
   TempDir dir_;
+  // Held while the members live, so that no other socket takes a port across a restart.
+  std::vector<ReservedPort> client_ports_;
+  std::vector<ReservedPort> peer_ports_;
   std::vector<Member> members_;
   std::string initial_cluster_;
   std::vector<std::string> extra_args_;
