@@ -37,8 +37,7 @@ void Conversation::handle_request(std::string_view text, Millis read_at) {
   read_at_ = read_at;
   ParsedRequest parsed = thread_request_parser().parse(text, &owner_names_);
   if (auto* error = std::get_if<Error>(&parsed.body)) {
-    reply(TransportMetrics::kInvalid,
-          [&](std::string& out) { return format_error(out, parsed.id, *error); });
+    refuse(TransportMetrics::kInvalid, parsed.id, *error);
     return;
   }
   RequestBody& body = std::get<RequestBody>(parsed.body);
@@ -50,7 +49,7 @@ void Conversation::handle_request(std::string_view text, Millis read_at) {
     refusal = Error{errc::forbidden, std::string(op.name) + " is for admin principals only"};
   }
   if (refusal) {
-    reply(body.index(), [&](std::string& out) { return format_error(out, parsed.id, *refusal); });
+    refuse(body.index(), parsed.id, *refusal);
     return;
   }
   if (context_.router != nullptr && context_.router->route(*this, parsed.id, body, text, read_at)) {
@@ -66,7 +65,7 @@ void Conversation::send(MessageFormat format) {
 
 // One request is always let in, however big its reply may be, so nothing ever waits forever.
 bool Conversation::read_budget_spent() const {
-  return quick_ >= context_.limits.max_inflight ||
+  return quick_ + refusals_.size() + held_.size() >= context_.limits.max_inflight ||
          unwritten_bytes() + reserved_ > context_.limits.max_output;
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,8 +75,8 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void disconnect();
   // Cancels every watch of the connection, so that a closing connection's output can run dry.
   void end_watches();
-  // Requests read and not yet answered, waiting acquires included.
-  std::size_t inflight() const { return quick_ + waiting_; }
+  // Requests read and not yet replied to, waiting acquires and held replies included.
+  std::size_t inflight() const { return quick_ + waiting_ + refusals_.size() + held_.size(); }
   // Whether the session should read no more requests for now: the replies it owes (written or
   // expected) are over the output bound, or too many quick requests are unanswered. Waiting
   // acquires do not count: they may wait long, and the renewals behind them must be read (§2).
@@ -104,6 +105,16 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   friend class Router;
 
   void dispatch(std::string_view id, RequestBody& body);
+  // Answers a request that goes to no engine with `error` (`op`: a protocol::Op, or
+  // TransportMetrics::kInvalid). Replies on one key keep request order (§2), and a refusal may
+  // be of a key with requests in flight: it is held until every request read before it has been
+  // answered (waiting acquires aside, which hold back nothing), and the replies to requests read
+  // after it are held until it has gone. Refusals are rare, and otherwise cost nothing.
+  void refuse(std::size_t op, std::string_view id, const Error& error);
+  // Sends the held refusals that are due, each followed by the replies held behind it.
+  void send_held();
+  // Replies to an answered request and frees (or keeps) its slot.
+  void finish(std::unique_ptr<PendingRequest> slot);
   // A slot for a request to `op` about to go to the engine, counted in flight until `finish`
   // has replied to it. `expect`: the bytes its reply may take, reserved against the output bound
   // until it comes; `waits`: a waiting acquire, counted apart.
@@ -157,6 +168,18 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   std::size_t quick_ = 0;     // requests in flight other than waiting acquires
   std::size_t waiting_ = 0;   // waiting acquires in flight
   std::size_t reserved_ = 0;  // reply bytes expected of the quick requests in flight
+  std::uint64_t read_ = 0;    // requests handed on or refused so far; numbers them
+  // Refusals held for the quick requests read before them, in the order they were read.
+  struct HeldRefusal {
+    std::uint64_t seq;
+    std::size_t ahead;  // quick requests read before it and not answered yet
+    std::size_t op;
+    std::string id;
+    Error error;
+  };
+  std::deque<HeldRefusal> refusals_;
+  // Answered requests read after the first held refusal, in the order they were answered.
+  std::vector<std::unique_ptr<PendingRequest>> held_;
   ConnectionKeys keys_;
   OwnerNames owner_names_;
   // Slots of answered requests, kept for the next ones (a slot in flight is owned by the reply

@@ -49,6 +49,7 @@ PendingRequest& Conversation::pending(protocol::Op op, std::string_view id,
   slot.id.assign(id);
   slot.expect = expect;
   slot.waits = waits;
+  slot.seq = ++read_;
   slot.finish = finish;
   slot.binds = false;
   slot.audited = false;
@@ -102,35 +103,75 @@ void Conversation::finish_answered() {
   }
   answering_ = true;
   while (first != nullptr) {
-    PendingRequest& slot = *first;
-    first = slot.next;
-    if (slot.waits) {
+    std::unique_ptr<PendingRequest> slot(first);
+    first = slot->next;
+    if (slot->waits) {
       --waiting_;
     } else {
       --quick_;
-      reserved_ -= slot.expect;
+      reserved_ -= slot->expect;
+      for (HeldRefusal& refusal : refusals_) {
+        if (slot->seq < refusal.seq) --refusal.ahead;
+      }
     }
-    if (slot.audited) {
-      std::visit(
-          [&](const auto& result) {
-            if constexpr (!std::is_same_v<std::decay_t<decltype(result)>, std::monostate>) {
-              audit(slot.audit, audit_outcome(result, slot.op));
-            }
-          },
-          slot.result);
-    }
-    slot.finish(*this, slot);
-    std::unique_ptr<PendingRequest> owned(&slot);
-    // Kept for the next request unless the connection had an unusually deep pipeline or a long
-    // id, which should not hold memory for as long as it stays open.
-    if (free_.size() < kKeptSlots && slot.id.capacity() <= kKeptIdCapacity) {
-      slot.result.emplace<std::monostate>();
-      free_.push_back(std::move(owned));
+    if (!refusals_.empty() && slot->seq > refusals_.front().seq) {
+      held_.push_back(std::move(slot));
+    } else {
+      finish(std::move(slot));
     }
   }
+  if (!refusals_.empty()) send_held();
   answering_ = false;
   if (inflight() == 0) keep_.reset();  // the post's own reference keeps it until the end here
   settle();
+}
+
+void Conversation::finish(std::unique_ptr<PendingRequest> slot) {
+  if (slot->audited) {
+    std::visit(
+        [&](const auto& result) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(result)>, std::monostate>) {
+            audit(slot->audit, audit_outcome(result, slot->op));
+          }
+        },
+        slot->result);
+  }
+  slot->finish(*this, *slot);
+  // Kept for the next request unless the connection had an unusually deep pipeline or a long
+  // id, which should not hold memory for as long as it stays open.
+  if (free_.size() < kKeptSlots && slot->id.capacity() <= kKeptIdCapacity) {
+    slot->result.emplace<std::monostate>();
+    free_.push_back(std::move(slot));
+  }
+}
+
+void Conversation::refuse(std::size_t op, std::string_view id, const Error& error) {
+  ++read_;
+  if (quick_ == 0 && refusals_.empty()) {
+    reply(op, [&](std::string& out) { return format_error(out, id, error); });
+    return;
+  }
+  refusals_.push_back(HeldRefusal{read_, quick_, op, std::string(id), error});
+}
+
+void Conversation::send_held() {
+  while (!refusals_.empty() && refusals_.front().ahead == 0) {
+    const HeldRefusal& refusal = refusals_.front();
+    reply(refusal.op,
+          [&](std::string& out) { return format_error(out, refusal.id, refusal.error); });
+    refusals_.pop_front();
+    // The replies read before the next held refusal follow; the rest stay held behind it.
+    std::uint64_t next = refusals_.empty() ? read_ + 1 : refusals_.front().seq;
+    std::vector<std::unique_ptr<PendingRequest>> still;
+    for (auto& slot : held_) {
+      if (slot->seq < next) {
+        finish(std::move(slot));
+      } else {
+        still.push_back(std::move(slot));
+      }
+    }
+    held_ = std::move(still);
+  }
 }
 
 template <typename Result, ReplyOutcome (*format)(std::string&, std::string_view, const Result&)>
@@ -150,7 +191,7 @@ void Conversation::dispatch(std::string_view id, RequestBody& body) {
               Error refusal{errc::too_many_requests,
                             "a connection may have at most " +
                                 std::to_string(context_.limits.max_waiting) + " waiting acquires"};
-              reply(op, [&](std::string& out) { return format_error(out, id, refusal); });
+              refuse(static_cast<std::size_t>(op), id, refusal);
               return;
             }
             auto finish = [](Conversation& self, PendingRequest& slot) {

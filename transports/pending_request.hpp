@@ -24,6 +24,7 @@ struct PendingRequest {
   std::string id;  // the raw JSON of the request's id
   std::size_t expect = 0;
   bool waits = false;
+  std::uint64_t seq = 0;  // the request's number on its connection, in read order
   Finish finish = nullptr;
   std::string key;  // acquire: the key it binds to the connection, if it binds one
   bool binds = false;

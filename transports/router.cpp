@@ -155,7 +155,7 @@ bool Router::route(Conversation& from, std::string_view id, RequestBody& body,
 }
 
 void Router::refuse(Conversation& from, std::string_view id, protocol::Op op, const Error& error) {
-  from.reply(op, [&](std::string& out) { return format_error(out, id, error); });
+  from.refuse(static_cast<std::size_t>(op), id, error);
 }
 
 void Router::forward(Conversation& from, const std::string& node, std::string_view id,
