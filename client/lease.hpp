@@ -41,7 +41,7 @@ class Lease {
   protocol::Result<protocol::Renewed> renew();
   // The fencing check of this tenure.
   protocol::Result<protocol::Valid> check();
-  // Stops renewing and releases with the token. Idempotent; after loss, best effort.
+  // Stops renewing and releases with the token. Idempotent; a lost lease sends nothing.
   protocol::Result<protocol::Released> release();
 
  private:

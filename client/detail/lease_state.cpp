@@ -14,7 +14,8 @@ LeaseState::LeaseState(Core& core, std::string key, LeaseOptions options, std::s
       owner_(std::move(owner)),
       options_(std::move(options)),
       ttl_ms_(options_.ttl ? std::optional<std::int64_t>(options_.ttl->count()) : std::nullopt),
-      timer_(core.io()) {}
+      timer_(core.io()),
+      deadline_timer_(core.io()) {}
 
 protocol::Request LeaseState::acquire_request(std::optional<milliseconds> wait) const {
   protocol::Request r{.op = Op::acquire, .key = key_, .owner = owner_};
@@ -31,7 +32,20 @@ void LeaseState::attach(const protocol::Acquired& acquired, Clock::time_point se
   attached_ = core_.generation();
   ttl_ms_ = acquired.ttl_ms;
   granted_ttl_ms_ = ttl_ms_.value_or(-1);
-  deadline_ = ttl_ms_ ? sent + milliseconds(*ttl_ms_) : Clock::time_point::max();
+  set_deadline(ttl_ms_ ? sent + milliseconds(*ttl_ms_) : Clock::time_point::max());
+}
+
+void LeaseState::set_deadline(Clock::time_point deadline) {
+  deadline_ = deadline;
+  if (deadline == Clock::time_point::max()) {
+    deadline_timer_.cancel();
+    return;
+  }
+  deadline_timer_.expires_at(deadline);
+  deadline_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || self->stopped_ || self->lost() || Clock::now() < self->deadline_) return;
+    self->mark_lost("unreachable: no renewal got through before the lease's deadline");
+  });
 }
 
 void LeaseState::acquire(Done<protocol::Acquired> done) {
@@ -90,8 +104,8 @@ void LeaseState::renew(Done<protocol::Renewed> done) {
       if (renewed.error().is(client_errc::not_holder)) self->mark_lost(renewed.error().reason);
       return done(std::move(renewed));
     }
-    self->deadline_ =
-        renewed->ttl_ms ? sent + milliseconds(*renewed->ttl_ms) : Clock::time_point::max();
+    self->set_deadline(renewed->ttl_ms ? sent + milliseconds(*renewed->ttl_ms)
+                                       : Clock::time_point::max());
     // Any renewal, the caller's too, sets when the next one is due: a retry armed while the
     // server was unreachable must not renew again now (it would learn of a later loss by a
     // renewal's bare `not_holder` before the connection's `lost` notice says why).
@@ -131,7 +145,9 @@ void LeaseState::reattach(Done<protocol::Renewed> done, protocol::Renewed renewe
 void LeaseState::release(Done<protocol::Released> done) {
   stopped_ = true;
   timer_.cancel();
-  if (token() == 0) return done(protocol::Released{key_, std::nullopt, std::nullopt});
+  deadline_timer_.cancel();
+  // A lost tenure has ended, or could not be renewed in time: nothing of ours to release.
+  if (token() == 0 || lost()) return done(protocol::Released{key_, std::nullopt, std::nullopt});
   core_.drop_lease(key_, token());
   protocol::Request r{.op = Op::release, .key = key_, .owner = owner_};
   r.token = token();
@@ -169,6 +185,7 @@ void LeaseState::mark_lost(std::string reason) {
   }
   lost_cv_.notify_all();
   timer_.cancel();
+  deadline_timer_.cancel();
   core_.drop_lease(key_, token());
   // On a thread of its own: the callback may block, or call the client.
   if (options_.on_lost) std::thread(options_.on_lost, std::move(reason)).detach();

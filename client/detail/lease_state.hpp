@@ -44,6 +44,9 @@ class LeaseState final : public Listener, public std::enable_shared_from_this<Le
   void reattach(Done<protocol::Renewed> done, protocol::Renewed renewed);
   void arm(milliseconds delay);
   void tick();
+  // The lease lasts at least until `deadline` (max: open-ended); if no renewal has moved it on by
+  // then, the lease is lost, however long a renewal in flight may still wait for its reply.
+  void set_deadline(Clock::time_point deadline);
   void mark_lost(std::string reason);
 
   Core& core_;
@@ -56,6 +59,7 @@ class LeaseState final : public Listener, public std::enable_shared_from_this<Le
   Clock::time_point deadline_{};                  // the lease lasts at least until then
   std::uint64_t attached_ = 0;                    // the connection generation told of loss
   asio::steady_timer timer_;
+  asio::steady_timer deadline_timer_;
   milliseconds backoff_{50};
   bool stopped_ = false;
 

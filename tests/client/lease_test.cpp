@@ -1,5 +1,10 @@
 // tenure::Lease: held while it lives, renewed, lost, released on destruction, moved.
+#include <signal.h>
+
 #include <atomic>
+#include <fstream>
+#include <iterator>
+#include <optional>
 
 #include "tests/client/client_common.hpp"
 
@@ -131,4 +136,30 @@ TEST_CASE("a lease is lost when its deadline passes while the daemon is down", "
   CHECK(lease->lost_reason().rfind("unreachable", 0) == 0);
   d.start();
   CHECK_FALSE(live(c, "pr/8", 1));
+}
+
+TEST_CASE("a lease whose daemon stalls is lost at its deadline, and then released by nobody",
+          "[client]") {
+  e2e::TempDir logs;
+  std::string audit = logs.path() + "/audit.log";
+  e2e::Daemon d({"--audit-log", audit});
+  // A renewal that reaches a stalled daemon waits for its reply up to the client's timeout; the
+  // lease must not outlast its deadline meanwhile.
+  auto c = tenure::Client::connect({.socket = d.socket_path(), .timeout = 120s});
+  REQUIRE(c);
+  auto acquired = c->acquire_lease("pr/9", {.ttl = 1s});
+  REQUIRE(acquired);
+  std::optional<tenure::Lease> lease(std::move(acquired.value()));
+  REQUIRE(::kill(d.pid(), SIGSTOP) == 0);
+  bool lost = lease->wait_lost(30s);
+  REQUIRE(::kill(d.pid(), SIGCONT) == 0);
+  REQUIRE(lost);
+  CHECK(lease->lost_reason().rfind("unreachable", 0) == 0);
+  lease.reset();  // sends no release: the tenure is over
+  // Answered after anything sent on the key before it, its release included.
+  REQUIRE(c->get("pr/9"));
+  std::ifstream in(audit);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"op\":\"acquire\"") != std::string::npos);
+  CHECK(text.find("\"op\":\"release\"") == std::string::npos);
 }

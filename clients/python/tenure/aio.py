@@ -268,9 +268,9 @@ class Lease(LeaseState):
             conn = await self.client._connection()
             sent = time.monotonic()
             try:
-                renewed = await self.client._call("renew", conn=conn, key=self.key,
-                                                  owner=self.owner, ttl_ms=self._ttl_ms,
-                                                  token=self.token)
+                renewed = await self.client._call(
+                    "renew", conn=conn, extra_timeout=self._renew_extra_timeout(), key=self.key,
+                    owner=self.owner, ttl_ms=self._ttl_ms, token=self.token)
             except NotHolder as e:
                 self._mark_lost(e.reason)
                 raise
@@ -322,7 +322,7 @@ class Lease(LeaseState):
             except (asyncio.CancelledError, TenureError):
                 pass
         async with self._lock:
-            if self.token is None:
+            if self.token is None or self.lost.is_set():
                 return None
             self._forget_connection()
             try:

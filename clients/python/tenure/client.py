@@ -204,8 +204,9 @@ class Lease(LeaseState):
             conn = self.client._connection()
             sent = time.monotonic()
             try:
-                renewed = self.client._call("renew", conn=conn, key=self.key, owner=self.owner,
-                                            ttl_ms=self._ttl_ms, token=self.token)
+                renewed = self.client._call(
+                    "renew", conn=conn, extra_timeout=self._renew_extra_timeout(), key=self.key,
+                    owner=self.owner, ttl_ms=self._ttl_ms, token=self.token)
             except NotHolder as e:
                 self._mark_lost(e.reason)
                 raise
@@ -247,14 +248,14 @@ class Lease(LeaseState):
                     self._stop.wait(delay)
 
     def release(self) -> t.Released | None:
-        """Stop renewing and release with our token (a no-op if never acquired; best effort once
-        lost). Raises Unavailable if a held lease could not be released."""
+        """Stop renewing and release with our token (a no-op if never acquired or once lost: the
+        tenure is over). Raises Unavailable if a held lease could not be released."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
         with self._lock:
-            if self.token is None:
+            if self.token is None or self.lost.is_set():
                 return None
             self._forget_connection()
             try:

@@ -57,6 +57,12 @@ class LeaseState:
     def _stopping(self) -> bool:
         raise NotImplementedError
 
+    def _renew_extra_timeout(self) -> float:
+        """How much sooner than the client's timeout a renew gives up waiting for its reply: not
+        after the lease's deadline, past which the lease is lost whatever the reply says."""
+        left = max(self._deadline - time.monotonic(), 0.001)
+        return min(0.0, left - self.client.timeout)
+
     def _tell_lost(self) -> None:
         raise NotImplementedError
 

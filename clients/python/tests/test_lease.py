@@ -1,5 +1,6 @@
 """client.lease(): held while the block runs, renewed, lost, released; across daemon restarts."""
 
+import signal
 import threading
 import time
 
@@ -88,6 +89,19 @@ def test_lost_when_its_deadline_passes_while_the_daemon_is_down(daemon, client):
         assert lease.lost_reason.startswith("unreachable")
         daemon.start()
         assert client.get("pr/8").lease is None  # it expired while the daemon was down
+
+
+def test_lost_at_its_deadline_while_the_daemon_stalls(daemon):
+    # A renew that reaches a stalled daemon would wait for its reply up to the client's timeout;
+    # the lease must not outlast its deadline meanwhile.
+    with tenure.Client(socket=daemon.socket, timeout=120) as slow:
+        with slow.lease("pr/9", ttl="1s") as lease:
+            daemon.proc.send_signal(signal.SIGSTOP)
+            try:
+                lost = lease.lost.wait(30)
+            finally:
+                daemon.proc.send_signal(signal.SIGCONT)
+            assert lost and lease.lost_reason.startswith("unreachable")
 
 
 def test_release_on_disconnect_lease_is_lost_with_its_connection(daemon, client):
