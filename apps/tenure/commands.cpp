@@ -10,6 +10,7 @@
 #include "apps/tenure/output.hpp"
 #include "apps/tenure/owner.hpp"
 #include "apps/tenure/take_lease.hpp"
+#include "core/json_writer.hpp"
 
 namespace tenure::cli {
 namespace {
@@ -29,10 +30,9 @@ std::optional<std::string> next_cursor(const Message& page) {
 // Reads one page, or every page when `all_pages`, and prints the `items` arrays of all pages as
 // one table (with --json: each page's reply line as it comes).
 int paged_read(const Globals& g, bool all_pages, std::string_view items, const PageRequest& build,
-               Table table) {
+               Table table, std::optional<std::string> cursor) {
   Session session(g);
   std::vector<Message> pages;
-  std::optional<std::string> cursor;
   do {
     Message page = session.call([&](RequestId id) { return build(id, cursor); }, Resend::safe);
     // Not "ok", so report() only explains the failure and needs no describer.
@@ -115,18 +115,24 @@ int get_command(const Globals& g, const std::string& key) {
   return report(g, reply, "ok", describe_get);
 }
 
-int list_command(const Globals& g, const OptionalText& prefix, std::optional<std::uint64_t> limit) {
+int list_command(const Globals& g, const OptionalText& prefix, std::optional<std::uint64_t> limit,
+                 const OptionalText& after) {
+  std::optional<std::string> cursor;
+  if (after) append_json_string(cursor.emplace(), *after);
   return paged_read(
       g, !limit, "leases",
       [&](RequestId id, const auto& cursor) { return list_request(id, prefix, limit, cursor); },
-      lease_table);
+      lease_table, cursor);
 }
 
-int history_command(const Globals& g, const std::string& key, std::optional<std::uint64_t> limit) {
+int history_command(const Globals& g, const std::string& key, std::optional<std::uint64_t> limit,
+                    std::optional<Token> before) {
+  std::optional<std::string> cursor;
+  if (before) cursor = std::to_string(*before);
   return paged_read(
       g, !limit, "tenures",
       [&](RequestId id, const auto& cursor) { return history_request(id, key, limit, cursor); },
-      history_table);
+      history_table, cursor);
 }
 
 int revoke_command(const Globals& g, const std::string& key, const OptionalText& reason) {

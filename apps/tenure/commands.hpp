@@ -24,8 +24,11 @@ int keepalive_command(const Globals& g, const OptionalText& owner, std::optional
 int check_command(const Globals& g, const std::string& key, Token token, const OptionalText& owner);
 int get_command(const Globals& g, const std::string& key);
 // Without a limit, follows `next` to the last page.
-int list_command(const Globals& g, const OptionalText& prefix, std::optional<std::uint64_t> limit);
-int history_command(const Globals& g, const std::string& key, std::optional<std::uint64_t> limit);
+// Without --limit, every page from the first (or from `after` / `before`).
+int list_command(const Globals& g, const OptionalText& prefix, std::optional<std::uint64_t> limit,
+                 const OptionalText& after);
+int history_command(const Globals& g, const std::string& key, std::optional<std::uint64_t> limit,
+                    std::optional<Token> before);
 int revoke_command(const Globals& g, const std::string& key, const OptionalText& reason);
 int stats_command(const Globals& g);
 int ping_command(const Globals& g);

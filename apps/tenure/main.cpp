@@ -1,6 +1,8 @@
 // tenure: the command line for tenured. This file declares the command line and hands each
 // subcommand to its implementation; nothing else.
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
 #include <functional>
 #include <iostream>
 
@@ -51,6 +53,19 @@ const CLI::Validator kLeaseTime(
 
 const CLI::Validator kKey([](std::string& key) { return tenure::validate_key(key).value_or(""); },
                           "");
+
+// Tokens, limits and revisions: CLI11 would wrap -1 around to 2^64 - 1, and cut a number too big
+// for 64 bits down to it, where they must be refused.
+const CLI::Validator kWholeNumber(
+    [](std::string& text) {
+      std::uint64_t value = 0;
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+        return std::string("must be a whole number from 0 to 18446744073709551615");
+      }
+      return std::string();
+    },
+    "");
 
 CLI::Option* add_key(CLI::App* cmd, std::string& key) {
   return cmd->add_option("key", key, "the key, e.g. github.com/org/repo/pr/1051")
@@ -157,7 +172,9 @@ int main(int argc, char** argv) {
   add_key(renew_cmd, renew_key);
   add_owner(renew_cmd, renew_owner, "the lease's owner (default: $TENURE_OWNER)");
   add_ttl(renew_cmd, renew_ttl, "new lease time from now (default: the lease's own)");
-  renew_cmd->add_option("--token", renew_token, "renew only this tenure")->type_name("T");
+  renew_cmd->add_option("--token", renew_token, "renew only this tenure")
+      ->check(kWholeNumber)
+      ->type_name("T");
   on_parse(renew_cmd,
            [&] { return renew_command(g, renew_key, renew_owner, renew_ttl, renew_token); });
 
@@ -167,7 +184,9 @@ int main(int argc, char** argv) {
   auto* release_cmd = app.add_subcommand("release", "give up your lease on KEY");
   add_key(release_cmd, release_key);
   add_owner(release_cmd, release_owner, "the lease's owner (default: $TENURE_OWNER)");
-  release_cmd->add_option("--token", release_token, "release only this tenure")->type_name("T");
+  release_cmd->add_option("--token", release_token, "release only this tenure")
+      ->check(kWholeNumber)
+      ->type_name("T");
   on_parse(release_cmd,
            [&] { return release_command(g, release_key, release_owner, release_token); });
 
@@ -185,7 +204,10 @@ int main(int argc, char** argv) {
   auto* check_cmd =
       app.add_subcommand("check", "is tenure --token the live tenure of KEY? (fencing check)");
   add_key(check_cmd, check_key);
-  check_cmd->add_option("--token", check_token, "the token to check")->required()->type_name("T");
+  check_cmd->add_option("--token", check_token, "the token to check")
+      ->required()
+      ->check(kWholeNumber)
+      ->type_name("T");
   add_owner(check_cmd, check_owner, "also require this owner ($TENURE_OWNER is not used here)");
   on_parse(check_cmd, [&] { return check_command(g, check_key, check_token, check_owner); });
 
@@ -196,20 +218,31 @@ int main(int argc, char** argv) {
 
   OptionalText list_prefix;
   std::optional<std::uint64_t> list_limit;
+  OptionalText list_after;
   auto* list_cmd = app.add_subcommand("list", "list live leases, by key");
   list_cmd->add_option("prefix", list_prefix, "only keys starting with PREFIX")
       ->type_name("PREFIX");
   list_cmd->add_option("--limit", list_limit, "show at most N (default: all, page by page)")
+      ->check(kWholeNumber)
       ->type_name("N");
-  on_parse(list_cmd, [&] { return list_command(g, list_prefix, list_limit); });
+  list_cmd->add_option("--after", list_after, "start after this key (a page's `next`)")
+      ->type_name("KEY");
+  on_parse(list_cmd, [&] { return list_command(g, list_prefix, list_limit, list_after); });
 
   std::string history_key;
   std::optional<std::uint64_t> history_limit;
+  std::optional<Token> history_before;
   auto* history_cmd = app.add_subcommand("history", "KEY's tenures, newest first");
   add_key(history_cmd, history_key);
   history_cmd->add_option("--limit", history_limit, "show at most N (default: all kept)")
+      ->check(kWholeNumber)
       ->type_name("N");
-  on_parse(history_cmd, [&] { return history_command(g, history_key, history_limit); });
+  history_cmd
+      ->add_option("--before", history_before, "only tenures before this token (a page's `next`)")
+      ->check(kWholeNumber)
+      ->type_name("T");
+  on_parse(history_cmd,
+           [&] { return history_command(g, history_key, history_limit, history_before); });
 
   std::string revoke_key;
   OptionalText revoke_reason;
@@ -239,6 +272,7 @@ int main(int argc, char** argv) {
       ->type_name("KEY")
       ->excludes(prefix);
   watch_cmd->add_option("--from", watch_from, "first replay past events from revision REV")
+      ->check(kWholeNumber)
       ->type_name("REV");
   on_parse(watch_cmd, [&] { return watch_command(g, watch_prefix, watch_key, watch_from); });
 

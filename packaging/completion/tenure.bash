@@ -46,7 +46,7 @@ _tenure() {
     --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --ttl | --wait | --timeout | --lock-delay | --grace)
       COMPREPLY=($(compgen -W "250ms 10s 30s 1m 15m 1h 1h30m 24h" -- "$cur")); return ;;
-    --owner | --token | --limit | --from | --reason) return ;;
+    --owner | --token | --limit | --from | --reason | --after | --before) return ;;
     --key) COMPREPLY=($(compgen -W "$(_tenure_keys "$cur")" -- "$cur")); return ;;
   esac
 
@@ -58,8 +58,8 @@ _tenure() {
     release) options="--owner --token" ;;
     keepalive) options="--owner --ttl" ;;
     check) options="--token --owner" ;;
-    list) options="--limit" ;;
-    history) options="--limit" ;;
+    list) options="--limit --after" ;;
+    history) options="--limit --before" ;;
     revoke) options="--reason" ;;
     watch) options="--key --from" ;;
     run) options="--owner --ttl --wait --no-wait --grace --" ;;

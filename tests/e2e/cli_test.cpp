@@ -97,9 +97,41 @@ TEST_CASE("tenure exit codes: 0 success; 4 held/not_holder; 1 errors", "[e2e][cl
   expect({"acquire"}, 1);
   expect({"acquire", "cli/x", "--ttl", "soon"}, 1);
   expect({"check", "cli/x"}, 1);
+  // Numbers that do not fit 64 bits unsigned are refused, not wrapped around or cut down.
+  expect({"check", "cli/x", "--token", "-1"}, 1);
+  expect({"release", "cli/x", "--owner", "alice", "--token", "18446744073709551616"}, 1);
+  expect({"list", "--limit", "-1"}, 1);
+  expect({"history", "cli/k", "--limit", "-3"}, 1);
+  expect({"history", "cli/k", "--before", "2x"}, 1);
+  expect({"watch", "--from", "-1"}, 1);
   // An error reply (an owner longer than 128 bytes) is exit 1.
   expect({"acquire", "cli/x", "--owner", std::string(200, 'o')}, 1);
   CHECK(c.call(get_req("cli/x"))["last_token"] == 0);
+}
+
+TEST_CASE("tenure list --after and history --before start where a page's next says", "[e2e][cli]") {
+  Daemon d;
+  auto c = d.connect();
+  for (const char* key : {"pg/a", "pg/b", "pg/c"}) {
+    REQUIRE(c.call(acquire_req(key, "o", "\"ttl_ms\":60000"))["status"] == "acquired");
+  }
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(c.call(acquire_req("pg/h", "o", "\"ttl_ms\":60000"))["status"] == "acquired");
+    REQUIRE(c.call(release_req("pg/h", "o"))["status"] == "released");
+  }
+  Json page = json_output(cli(d, {"--json", "list", "pg/", "--limit", "1", "--after", "pg/a"}));
+  REQUIRE(page["leases"].size() == 1);
+  CHECK(page["leases"][0]["key"] == "pg/b");
+  CHECK(page["next"] == "pg/b");
+  ProcessResult rest = cli(d, {"list", "pg/", "--after", "pg/b"});
+  INFO(rest.describe());
+  CHECK(rest.exit_code == 0);
+  CHECK(rest.out.find("pg/c") != std::string::npos);
+  CHECK(rest.out.find("pg/b") == std::string::npos);
+  Json older = json_output(cli(d, {"--json", "history", "pg/h", "--limit", "1", "--before", "3"}));
+  REQUIRE(older["tenures"].size() == 1);
+  CHECK(older["tenures"][0]["token"] == 2);
+  CHECK(older["next"] == 2);
 }
 
 TEST_CASE("tenure exits 1 and names the socket when tenured is unreachable", "[e2e][cli]") {
