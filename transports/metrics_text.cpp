@@ -119,11 +119,12 @@ void engine_metrics(Exposition& e, const EngineStats& s) {
            s.writer.committed_here);
 }
 
-// The process_* metrics of Prometheus's client libraries, under their standard names.
+// The process_* metrics of Prometheus's client libraries, with the prefix every name here has
+// (§7a): tenure_process_*.
 void process_metrics(std::string& out) {
   auto s = read_process_stats();
   if (!s) return;
-  Exposition e(out, "process_");
+  Exposition e(out, "tenure_process_");
   e.single("start_time_seconds", "gauge", "Start time of the process since the Unix epoch.",
            s->start_time_seconds);
   e.single("cpu_seconds_total", "counter", "User and system CPU time spent.", s->cpu_seconds);

@@ -351,13 +351,18 @@ TEST_CASE("GET /metrics is Prometheus text with the server's numbers", "[e2e][we
   CHECK(build_info->second == 1);
   // The standard process metrics, with values a running server must have.
   double now = static_cast<double>(std::time(nullptr));
-  CHECK(e.samples["process_start_time_seconds"] > now - 3600);
-  CHECK(e.samples["process_start_time_seconds"] <= now + 1);
-  CHECK(e.samples.contains("process_cpu_seconds_total"));
-  CHECK(e.samples["process_resident_memory_bytes"] > 1024 * 1024);
-  CHECK(e.samples["process_open_fds"] >= 5);  // the socket, the ledger, the listener, ...
-  CHECK(e.samples["process_max_fds"] >= e.samples["process_open_fds"]);
-  CHECK(e.types["process_cpu_seconds_total"] == "counter");
+  CHECK(e.samples["tenure_process_start_time_seconds"] > now - 3600);
+  CHECK(e.samples["tenure_process_start_time_seconds"] <= now + 1);
+  CHECK(e.samples.contains("tenure_process_cpu_seconds_total"));
+  CHECK(e.samples["tenure_process_resident_memory_bytes"] > 1024 * 1024);
+  CHECK(e.samples["tenure_process_open_fds"] >= 5);  // the socket, the ledger, the listener, ...
+  CHECK(e.samples["tenure_process_max_fds"] >= e.samples["tenure_process_open_fds"]);
+  CHECK(e.types["tenure_process_cpu_seconds_total"] == "counter");
+  // §7a: every metric name is prefixed tenure_.
+  for (const auto& [sample, value] : e.samples) {
+    INFO(sample);
+    CHECK(sample.starts_with("tenure_"));
+  }
 }
 
 TEST_CASE("the checker refuses what is not Prometheus text", "[e2e][websocket]") {
