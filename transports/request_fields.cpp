@@ -1,5 +1,7 @@
 #include "transports/request_fields.hpp"
 
+#include <limits>
+
 namespace tenure {
 namespace {
 
@@ -29,9 +31,13 @@ bool is_big_integer(std::string_view text) {
 simdjson::error_code read_number(od::value value, FieldValue& out) {
   od::number number;
   if (auto error = value.get_number().get(number)) {
-    // An integer beyond 64 bits is valid JSON, just not a valid value for any field.
+    // An integer beyond 64 bits is valid JSON. It saturates: a TTL or a limit that large is
+    // clamped like any other too large, a token or revision that large matches none, and an id
+    // is echoed as sent.
     if (error != simdjson::NUMBER_ERROR || !is_big_integer(out.raw)) return error;
-    out.kind = FieldValue::Kind::number;
+    out.kind = FieldValue::Kind::integer;
+    out.negative = out.raw.front() == '-';
+    out.magnitude = std::numeric_limits<std::uint64_t>::max();
     return simdjson::SUCCESS;
   }
   switch (number.get_number_type()) {

@@ -23,7 +23,9 @@ struct FieldValue {
   Kind kind = Kind::absent;
   std::string_view raw;   // the JSON text of a scalar, as sent
   std::string_view text;  // string: the unescaped value
-  bool negative = false;  // integer: the value is -magnitude when set, else magnitude
+  // integer: the value is -magnitude when negative is set, else magnitude; an integer beyond 64
+  // bits has magnitude 2^64 - 1
+  bool negative = false;
   std::uint64_t magnitude = 0;
   bool boolean = false;
 

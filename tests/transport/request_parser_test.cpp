@@ -1,5 +1,6 @@
 // The wire's request rules (§2, §3): ids echoed as sent, null as absent, and bad_request naming
 // the field for everything malformed, mistyped or contradictory.
+#include "transports/field_checks.hpp"
 #include "transports/request_parser.hpp"
 
 #include <catch2/catch.hpp>
@@ -208,13 +209,26 @@ TEST_CASE("numbers must be integers in range", "[transport]") {
   }
   CHECK(refusal(R"({"op":"release","key":"k","owner":"o","token":-1})") ==
         "token must be a non-negative integer");
-  CHECK(refusal(R"({"op":"release","key":"k","owner":"o","token":18446744073709551616})") ==
+  CHECK(refusal(R"({"op":"release","key":"k","owner":"o","token":-18446744073709551616})") ==
         "token must be a non-negative integer");
   CHECK(refusal(R"({"op":"acquire","key":"k","owner":"o","wait_ms":-1})") ==
         "wait_ms must be a non-negative integer");
   CHECK(refusal(R"({"op":"list","limit":0})") == "limit must be a positive integer");
   auto check = body_of<CheckRequest>(R"({"op":"check","key":"k","token":18446744073709551615})");
   CHECK(check.token == 18446744073709551615ULL);
+}
+
+TEST_CASE("integers beyond 64 bits saturate: clamped where values are, matching no token",
+          "[transport]") {
+  auto acquire = body_of<AcquireRequest>(
+      R"({"op":"acquire","key":"k","owner":"o","ttl_ms":100000000000000000000000})");
+  CHECK(acquire.params.ttl_ms == kMaxWireMillis);
+  CHECK(body_of<ListRequest>(R"({"op":"list","limit":18446744073709551616})").limit ==
+        body_of<ListRequest>(R"({"op":"list","limit":18446744073709551615})").limit);
+  auto check = body_of<CheckRequest>(R"({"op":"check","key":"k","token":18446744073709551616})");
+  CHECK(check.token == 18446744073709551615ULL);
+  CHECK(parse(R"({"id":18446744073709551616,"op":"ping"})").id == "18446744073709551616");
+  CHECK(parse(R"({"id":-99999999999999999999,"op":"ping"})").id == "-99999999999999999999");
 }
 
 TEST_CASE("keys and owners are validated", "[transport]") {
