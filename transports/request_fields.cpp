@@ -92,8 +92,11 @@ simdjson::error_code read_value(od::value value, FieldValue& out, int depth) {
   out.raw = trim_trailing_space(value.raw_json_token());
   switch (type) {
     case od::json_type::string:
+      // Kind set only once the text is read: a request refused as malformed still echoes an id
+      // read whole before the damage, never a broken one.
+      if (auto error = value.get_string().get(out.text)) return error;
       out.kind = FieldValue::Kind::string;
-      return value.get_string().get(out.text);
+      return simdjson::SUCCESS;
     case od::json_type::number:
       return read_number(value, out);
     case od::json_type::boolean:

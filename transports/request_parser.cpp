@@ -183,10 +183,14 @@ ParsedRequest RequestParser::parse(std::string_view line, OwnerNames* owners) {
   padded_.assign(line);
   padded_.append(simdjson::SIMDJSON_PADDING, '\0');
   simdjson::padded_string_view json(padded_.data(), line.size(), padded_.size());
-  if (auto problem = reader_.read(json, fields_)) return {{}, bad_request(std::move(*problem))};
-
+  auto problem = reader_.read(json, fields_);
   const FieldValue& id = fields_[static_cast<std::size_t>(Field::id)];
-  if (!id.absent() && id.kind != FieldValue::Kind::string && id.kind != FieldValue::Kind::integer) {
+  bool echoable = id.kind == FieldValue::Kind::string || id.kind == FieldValue::Kind::integer;
+  if (problem) {
+    // Malformed past its id (too deep, a bad escape in a later field): the id is still echoed.
+    return {echoable ? id.raw : std::string_view(), bad_request(std::move(*problem))};
+  }
+  if (!id.absent() && !echoable) {
     return {{}, bad_request("id must be a string or an integer")};
   }
   return {id.absent() ? std::string_view() : id.raw, build(fields_, reader_, owners)};

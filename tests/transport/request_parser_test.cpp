@@ -1,9 +1,10 @@
 // The wire's request rules (§2, §3): ids echoed as sent, null as absent, and bad_request naming
 // the field for everything malformed, mistyped or contradictory.
-#include "transports/field_checks.hpp"
 #include "transports/request_parser.hpp"
 
 #include <catch2/catch.hpp>
+
+#include "transports/field_checks.hpp"
 
 namespace tenure {
 namespace {
@@ -82,6 +83,18 @@ TEST_CASE("malformed JSON and non-objects are bad requests", "[transport]") {
   }
   CHECK(refusal("[1,2]") == "the request must be a JSON object");
   CHECK(refusal("42") == "the request must be a JSON object");
+}
+
+TEST_CASE("a request malformed past its id still echoes the id, never a broken one",
+          "[transport]") {
+  std::string deep =
+      R"({"id":"d","op":"get","key":"k","x":)" + std::string(40, '[') + std::string(40, ']') + "}";
+  ParsedRequest too_deep = parse(deep);
+  CHECK(too_deep.id == R"("d")");
+  CHECK(std::holds_alternative<Error>(too_deep.body));
+  CHECK(parse(R"({"id":13,"op":"acquire","key":"bad\udc00","owner":"o"})").id == "13");
+  CHECK(parse(R"({"op":"ping","id":"a\q"})").id.empty());
+  CHECK(parse(R"({"op":"ping","x":tru,"id":7})").id.empty());  // never reached
 }
 
 // Found by tests/fuzz (regressions/request_parser/stale-padding-*): the parser's buffer kept the
