@@ -55,6 +55,12 @@ constexpr std::size_t kSparePendingCapacity = 64;
 // Nor are more spare waiter nodes than this.
 constexpr std::size_t kSpareWaiters = 64;
 
+AcquireResult forbidden_acquire() {
+  AcquireResult result;
+  result.error = Error{errc::forbidden, "the lease on this key was acquired by another user"};
+  return result;
+}
+
 }  // namespace
 
 KeyActor::Busy& KeyActor::busy() {
@@ -200,6 +206,32 @@ void KeyActor::serve_waiters(Millis now, Step& step) {
   if (outcome.status == AcquireStatus::acquired) {
     reply_acquired(step, std::move(first.reply), outcome.fresh);
     waiters.pop_front();
+    core_.counters.waiters.fetch_sub(1);
+    answer_holders_waiters(now, step);
+  }
+}
+
+// Another acquire of the holder's owner is idempotent (§3): a waiter of that owner, queued while
+// somebody else held the key, is answered now as such (a `renewed`, its options taking over),
+// where it would otherwise wait for the next hand-over and time out `held` by its own lease.
+void KeyActor::answer_holders_waiters(Millis now, Step& step) {
+  auto& waiters = busy_->waiters;
+  for (auto it = waiters.begin(); it != waiters.end();) {
+    if (it->request.params.owner != state_.lease->owner) {
+      ++it;
+      continue;
+    }
+    AcquireOutcome outcome =
+        tenure::acquire(state_, key(), it->request.params, now, core_.config.limits, step.change);
+    if (outcome.status == AcquireStatus::acquired) {
+      reply_acquired(step, std::move(it->reply), outcome.fresh);
+    } else if (outcome.status == AcquireStatus::forbidden) {
+      reply_now(step, std::move(it->reply), forbidden_acquire());
+    } else {
+      ++it;  // not of a live lease of the same owner: cannot happen, and it waits on if it does
+      continue;
+    }
+    it = waiters.erase(it);
     core_.counters.waiters.fetch_sub(1);
   }
 }
@@ -390,12 +422,9 @@ void KeyActor::acquire(AcquireRequest request, Reply<AcquireResult> reply) {
     case AcquireStatus::acquired:
       reply_acquired(step, std::move(reply), outcome.fresh);
       break;
-    case AcquireStatus::forbidden: {
-      AcquireResult result;
-      result.error = Error{errc::forbidden, "the lease on this key was acquired by another user"};
-      reply_now(step, std::move(reply), std::move(result));
+    case AcquireStatus::forbidden:
+      reply_now(step, std::move(reply), forbidden_acquire());
       break;
-    }
     case AcquireStatus::held:
     case AcquireStatus::lock_delay:
       if (request.wait_ms > 0) {

@@ -110,6 +110,8 @@ class KeyActor {
   // Renew and release: the caller's identity into `holder`, then settle. Returns the turn's time.
   Millis begin_holder_turn(const Caller& caller, HolderParams& holder, Step& step);
   void serve_waiters(Millis now, Step& step);
+  // After a hand-over: the waiters of the owner that now holds the key are its re-acquires (§3).
+  void answer_holders_waiters(Millis now, Step& step);
   void finish(Step& step);
   // The key's lease row as the ledger stores it, if this turn changed it.
   std::optional<std::string> encoded_row(bool dirty) const;

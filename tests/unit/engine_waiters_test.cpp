@@ -90,6 +90,35 @@ TEST_CASE("a waiter whose wait runs out gets held", "[waiters]") {
   CHECK(f.get("k").waiters == 0);
 }
 
+TEST_CASE("waiters of the owner a hand-over makes holder get the lease as its re-acquires",
+          "[waiters]") {
+  EngineFixture f;
+  auto recorder = std::make_shared<test::EventRecorder>();
+  f.engine().events().subscribe(recorder);
+  f.acquire("k", "holder", 10'000);
+  auto first = acquire_async(f, "k", "x", 60'000, 41);
+  auto other = acquire_async(f, "k", "y", 60'000, 42);
+  auto again = acquire_async(f, "k", "x", 60'000, 43);  // the same owner on another connection
+  CHECK(f.get("k").waiters == 3);
+  f.clock().advance(5);
+  f.release("k", "holder");
+  auto got = first.get();
+  REQUIRE(got.status == AcquireStatus::acquired);
+  CHECK(got.fresh);
+  REQUIRE(ready(again));
+  auto joined = again.get();
+  REQUIRE(joined.status == AcquireStatus::acquired);
+  CHECK_FALSE(joined.fresh);
+  CHECK(joined.lease->token == got.lease->token);
+  CHECK_FALSE(ready(other));  // y still waits, first in the queue now
+  CHECK(f.get("k").waiters == 1);
+  auto events = recorder->events();
+  REQUIRE(events.size() >= 2);
+  CHECK(events[events.size() - 2].type == EventType::acquired);
+  CHECK(events.back().type == EventType::renewed);
+  CHECK(events.back().owner == "x");
+}
+
 TEST_CASE("a waiter that disconnects leaves the queue", "[waiters]") {
   EngineFixture f;
   f.acquire("k", "holder", 10'000);
