@@ -379,6 +379,24 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
   std::optional<Marks> marks;
   status = read_marks(o.marks_path, marks);
   if (!status.ok()) return nullptr;
+  // A recovery or restore that stopped half way left a ledger that may be half repaired, and
+  // did not start above the revisions issued: only running it again may open it.
+  std::optional<std::string> interrupted;
+  status = read_recovery_mark(o.path, interrupted);
+  if (!status.ok()) return nullptr;
+  if (o.mode == OpenMode::normal && interrupted) {
+    status = Status(errc::damaged_ledger,
+                    "the ledger in " + o.path + " was being recovered (" + *interrupted +
+                        ") when tenured stopped, and the recovery did not finish: it may be half "
+                        "repaired, and nothing was moved above the revisions and tokens issued "
+                        "before. Start once more with " +
+                        *interrupted + " (see docs/operations.md, \"Damaged ledger\").");
+    return nullptr;
+  }
+  if (o.mode == OpenMode::recover) {
+    status = mark_recovery(o.path, "--recover");
+    if (!status.ok()) return nullptr;
+  }
   if (o.mode == OpenMode::normal && marks && marks->durable > 0 &&
       !std::filesystem::exists(o.path + "/CURRENT")) {
     status = damaged(o, "its files are missing, and revision " + std::to_string(marks->durable) +
@@ -412,6 +430,7 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
   if (!status.ok()) return nullptr;
   if (o.mode != OpenMode::normal) {
     status = ledger->start_above(marks, revision);
+    if (status.ok()) status = clear_recovery_mark(o.path);
     if (!status.ok()) return nullptr;
   }
   status = read_meta(ledger->db_.get(), ledger->cf_.meta, "token_floor", token_floor);

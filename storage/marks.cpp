@@ -28,6 +28,25 @@ Status sync_path(const std::string& path, int flags) {
   return status;
 }
 
+Status sync_directory_of(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return sync_path(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
+}
+
+// Replaces `path` with `text` atomically: write, fsync, rename, fsync the directory.
+Status replace_file(const std::string& path, const std::string& text) {
+  std::string temp = path + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return os_error("cannot create", temp);
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fsync(fd) == 0;
+  Status status = ok ? Status() : os_error("cannot write", temp);
+  ::close(fd);
+  if (!status.ok()) return status;
+  if (::rename(temp.c_str(), path.c_str()) != 0) return os_error("cannot rename", temp);
+  return sync_directory_of(path);
+}
+
 bool parse_field(std::istringstream& in, const char* name, Revision& value) {
   std::string word, number;
   if (!(in >> word >> number) || word != name) return false;
@@ -57,19 +76,40 @@ Status read_marks(const std::string& path, std::optional<Marks>& marks) {
 }
 
 Status write_marks(const std::string& path, const Marks& marks) {
-  std::string temp = path + ".tmp";
-  std::string text = "reserved " + std::to_string(marks.reserved) + "\ndurable " +
-                     std::to_string(marks.durable) + "\n";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return os_error("cannot create", temp);
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            ::fsync(fd) == 0;
-  Status status = ok ? Status() : os_error("cannot write", temp);
-  ::close(fd);
-  if (!status.ok()) return status;
-  if (::rename(temp.c_str(), path.c_str()) != 0) return os_error("cannot rename", temp);
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  return sync_path(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
+  return replace_file(path, "reserved " + std::to_string(marks.reserved) + "\ndurable " +
+                                std::to_string(marks.durable) + "\n");
+}
+
+namespace {
+
+std::string recovery_mark_path(const std::string& ledger_path) {
+  return ledger_path + ".recovering";
+}
+
+}  // namespace
+
+Status mark_recovery(const std::string& ledger_path, const std::string& what) {
+  return replace_file(recovery_mark_path(ledger_path), what + "\n");
+}
+
+Status read_recovery_mark(const std::string& ledger_path, std::optional<std::string>& what) {
+  what.reset();
+  std::string path = recovery_mark_path(ledger_path);
+  std::ifstream file(path);
+  if (!file) {
+    if (errno == ENOENT) return {};
+    return os_error("cannot read", path);
+  }
+  std::string line;
+  std::getline(file, line);
+  what = line.empty() ? "--recover" : line;
+  return {};
+}
+
+Status clear_recovery_mark(const std::string& ledger_path) {
+  std::string path = recovery_mark_path(ledger_path);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return os_error("cannot remove", path);
+  return sync_directory_of(path);
 }
 
 }  // namespace tenure::storage

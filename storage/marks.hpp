@@ -27,4 +27,13 @@ inline constexpr Revision kRevisionBlock = Revision{1} << 16;
 Status read_marks(const std::string& path, std::optional<Marks>& marks);
 Status write_marks(const std::string& path, const Marks& marks);
 
+// A recovery or a restore of the ledger in `ledger_path` under way, kept in a file beside it
+// (LEDGER.recovering) from before it changes anything until it has started above every revision
+// issued. Until then the ledger may be half repaired, or a backup without the jump, and tokens
+// could go back: a normal start that finds the mark refuses. `what` names the flag to run again.
+Status mark_recovery(const std::string& ledger_path, const std::string& what);
+// A missing mark is ok with `what` left empty.
+Status read_recovery_mark(const std::string& ledger_path, std::optional<std::string>& what);
+Status clear_recovery_mark(const std::string& ledger_path);
+
 }  // namespace tenure::storage

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "storage/marks.hpp"
+
 namespace tenure {
 
 namespace fs = std::filesystem;
@@ -13,6 +15,12 @@ bool restore_ledger(const std::string& backup, const std::string& ledger_dir, st
   std::error_code ec;
   if (!fs::exists(fs::path(backup) / "CURRENT", ec)) {
     error = "--restore-from " + backup + " is not a backup of a ledger (it has no CURRENT file)";
+    return false;
+  }
+  // Marked before the backup goes in: a restore that stops half way is refused, not opened.
+  if (storage::Status marked = storage::mark_recovery(ledger_dir, "--restore-from " + backup);
+      !marked.ok()) {
+    error = "cannot start the restore: " + marked.message();
     return false;
   }
   if (fs::exists(ledger_dir, ec)) {
