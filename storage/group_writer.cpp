@@ -117,6 +117,7 @@ constexpr std::uint64_t kEventDropStep = 65'536;
 GroupWriter::GroupWriter(rocksdb::DB* db, ColumnFamilies cf, WriterConfig config, Revision revision,
                          Revision oldest_revision)
     : db_(db),
+      room_(db->GetName()),
       cf_(cf),
       config_(std::move(config)),
       write_batch_(std::make_unique<rocksdb::WriteBatch>()),
@@ -400,13 +401,16 @@ void GroupWriter::try_resume() {
   // Every actor that was refused has reloaded its key, so nothing builds on a failed write; and
   // every written batch has been answered, so the undo below is complete.
   if (unsettled_.load() != 0 || unlanded_.load() != 0) return;
-  rocksdb::Status s = db_->Resume();
+  // Not before there is room again: RocksDB would fail the next write as it did the last.
+  Status status = room_.admit(0);
+  rocksdb::Status s;
+  if (status.ok()) s = db_->Resume();
   // Busy: RocksDB is recovering from the error on its own. The refusals go on naming the error
   // (a full disk), not this.
   if (s.IsBusy()) return;
   // Batches written and then refused (their sync failed) are in the memtables: they are put
   // back as the last durable snapshot has them before anything else is written or read.
-  Status status = s.ok() ? undo_refused() : Status::from(s);
+  if (status.ok()) status = s.ok() ? undo_refused() : Status::from(s);
   // The marks file is written too: it proves there is room again, not just that RocksDB has no
   // error recorded (a failure of the marks file itself leaves none).
   if (status.ok()) status = write_marks_now(revision_.load());
@@ -880,6 +884,7 @@ bool GroupWriter::write_and_land(bool encoded, std::vector<Pending>& batch, std:
   wo.sync = false;
   auto started = std::chrono::steady_clock::now();
   Status status = encoded ? reserve_for(next) : Status(errc::other, "cannot encode a row");
+  if (status.ok()) status = room_.admit(wb.GetDataSize());
   std::shared_ptr<const rocksdb::Snapshot> snapshot;
   if (status.ok()) {
     std::lock_guard lock(write_mutex_);

@@ -26,6 +26,7 @@
 
 #include "core/lease.hpp"
 #include "storage/dirty_rows.hpp"
+#include "storage/disk_room.hpp"
 #include "storage/errc.hpp"
 #include "storage/key_order.hpp"
 
@@ -224,6 +225,7 @@ class GroupWriter {
   Status undo_refused();                     // REQUIRES: writer thread, nothing in flight
 
   rocksdb::DB* db_;
+  DiskRoom room_;  // checked before every write reaches RocksDB
   ColumnFamilies cf_;
   WriterConfig config_;
   // The snapshots' shared_ptr control blocks: with sync on, every checkpoint step and trim takes
