@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <thread>
 
 #include "core/json_writer.hpp"
 #include "core/parse_number.hpp"
@@ -127,8 +128,24 @@ Status Membership::register_node() {
   }
   std::string value;
   JsonWriter(value).begin_object().field("peer", options_.peer).end_object();
-  if (Status status = etcd_.put(options_.prefix + "/nodes/" + options_.node_id, value, id);
-      !status.ok()) {
+  // Created, never overwritten: the entry of a running node of the same id is its, not ours (and
+  // goes when its lease does, which our lease's end must not take along).
+  std::string key = options_.prefix + "/nodes/" + options_.node_id;
+  EtcdTxn txn;
+  txn.compare_create_revision(key, 0);
+  txn.put(key, value, id);
+  txn.on_failure_range(key);
+  EtcdTxnResult result;
+  Status status = etcd_.txn(txn, result);
+  if (status.ok() && !result.succeeded) {
+    std::string peer;
+    if (!result.ranges.empty() && !result.ranges[0].kvs.empty()) {
+      peer = node_peer(result.ranges[0].kvs[0].value);
+    }
+    status = Status(errc::in_use, "the node id " + options_.node_id +
+                                      " is taken: a running node (peer " + peer + ") has " + key);
+  }
+  if (!status.ok()) {
     (void)etcd_.lease_revoke(id);
     return status;
   }
@@ -141,7 +158,15 @@ Status Membership::register_node() {
 Status Membership::open() { return ensure_cluster_keys(); }
 
 Status Membership::start() {
-  if (Status status = register_node(); !status.ok()) return status;
+  // A node restarted after a crash finds its old entry until that lease runs out: it waits that
+  // long. An entry still there after it is another running node's.
+  auto give_up = Clock::now() + options_.lease_ttl + std::chrono::seconds(1);
+  Status status = register_node();
+  while (status.code() == errc::in_use && Clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    status = register_node();
+  }
+  if (!status.ok()) return status;
   thread_ = std::thread([this] {
     name_this_thread("membership");
     run();

@@ -216,6 +216,28 @@ TEST_CASE("a node refuses a cluster of another slot count", "[membership]") {
   CHECK(status.message().find("128 slots") != std::string::npos);
 }
 
+TEST_CASE("a second node of a running node's id is refused and takes nothing of it",
+          "[membership]") {
+  test::EtcdCluster etcd(1);
+  Node a(etcd, "a");
+  REQUIRE(a.start().ok());
+  REQUIRE(a.owns(kSlots));
+  storage::KeyValue entry;
+  REQUIRE(a.client.get("/t/nodes/a", entry).ok());
+  {
+    Node twin(etcd, "a");
+    storage::Status status = twin.start();  // waits out a lease TTL first, as after a crash
+    CHECK(status.code() == storage::errc::in_use);
+    CHECK(status.message().find("taken") != std::string::npos);
+  }
+  // The running node's entry is as it was: neither overwritten nor revoked with the twin's lease.
+  storage::KeyValue still;
+  REQUIRE(a.client.get("/t/nodes/a", still).ok());
+  CHECK(still.create_revision == entry.create_revision);
+  CHECK(still.lease == entry.lease);
+  CHECK(a.owns(kSlots, 1s));
+}
+
 TEST_CASE("node ids are what etcd keys can carry", "[membership]") {
   CHECK(storage::valid_node_id("n1"));
   CHECK(storage::valid_node_id("host-2.example_3"));
