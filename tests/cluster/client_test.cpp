@@ -33,7 +33,14 @@ TEST_CASE("a client's lease outlives the node it was taken through", CLUSTER_TAG
   CHECK_FALSE(lease->lost());
   CHECK(client->address() != cluster.socket(victim));
   auto c = cluster.connect(running_node(cluster));
-  e2e::Json info = c.call(e2e::get_req(key));
+  // That node may not have heard of the new owner yet: it answers `unavailable`, retry (§10).
+  e2e::Json info;
+  CHECK(e2e::wait_until(
+      [&] {
+        info = c.call(e2e::get_req(key));
+        return info["status"] == "ok";
+      },
+      cluster.failover_bound() + 3000ms));
   CHECK(info["lease"]["token"] == token);
   CHECK(info["lease"]["owner"] == lease->owner());
 
