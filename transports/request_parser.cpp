@@ -1,6 +1,8 @@
 #include "transports/request_parser.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -177,6 +179,22 @@ std::variant<RequestBody, Error> build(const Fields& fields, const FieldReader& 
 
 }  // namespace
 
+namespace {
+
+bool within_64_bits(std::string_view text) {
+  const char* end = text.data() + text.size();
+  if (!text.empty() && text.front() == '-') {
+    std::int64_t value = 0;
+    auto [at, error] = std::from_chars(text.data(), end, value);
+    return error == std::errc() && at == end;
+  }
+  std::uint64_t value = 0;
+  auto [at, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && at == end;
+}
+
+}  // namespace
+
 ParsedRequest RequestParser::parse(std::string_view line, OwnerNames* owners) {
   // The padding must be zeros: simdjson reads into it when an array or object is left open, and
   // a longer earlier line's bytes there would be taken for more of this one.
@@ -185,13 +203,16 @@ ParsedRequest RequestParser::parse(std::string_view line, OwnerNames* owners) {
   simdjson::padded_string_view json(padded_.data(), line.size(), padded_.size());
   auto problem = reader_.read(json, fields_);
   const FieldValue& id = fields_[static_cast<std::size_t>(Field::id)];
-  bool echoable = id.kind == FieldValue::Kind::string || id.kind == FieldValue::Kind::integer;
+  // An integer id beyond 64 bits is valid JSON, but clients' parsers (simdjson's among them)
+  // refuse it: it is not echoed.
+  bool echoable = id.kind == FieldValue::Kind::string ||
+                  (id.kind == FieldValue::Kind::integer && within_64_bits(id.raw));
   if (problem) {
     // Malformed past its id (too deep, a bad escape in a later field): the id is still echoed.
     return {echoable ? id.raw : std::string_view(), bad_request(std::move(*problem))};
   }
   if (!id.absent() && !echoable) {
-    return {{}, bad_request("id must be a string or an integer")};
+    return {{}, bad_request("id must be a string or an integer of at most 64 bits")};
   }
   return {id.absent() ? std::string_view() : id.raw, build(fields_, reader_, owners)};
 }
