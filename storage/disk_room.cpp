@@ -46,7 +46,7 @@ Status DiskRoom::admit(std::uint64_t bytes) {
   if (free_ < written_ + bytes + reserve_) {
     return Status(errc::no_space,
                   "no space left on the ledger's disk: " + std::to_string(free_ >> 10) +
-                      " KiB free, and tenured " + "keeps " + std::to_string(reserve_ >> 10) +
+                      " KiB free, and tenured keeps " + std::to_string(reserve_ >> 10) +
                       " KiB for its writes and flushes");
   }
   written_ += bytes;
