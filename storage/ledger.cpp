@@ -19,6 +19,7 @@
 #include "storage/codec.hpp"
 #include "storage/info_log.hpp"
 #include "storage/ledger_fs.hpp"
+#include "storage/lost_rows.hpp"
 #include "storage/wal_tail.hpp"
 
 namespace tenure::storage {
@@ -72,21 +73,33 @@ Status damaged(const LedgerOptions& options, const std::string& what) {
                     "\"Damaged ledger\").");
 }
 
+// RocksDB wraps a missing table file in layers of status prefixes and, having looked for it under
+// its old .ldb name too, names that one.
+std::string missing_file(std::string text) {
+  constexpr std::string_view kOpening = "While open a file for random read: ";
+  if (auto from = text.find(kOpening); from != std::string::npos) {
+    text.erase(0, from + kOpening.size());
+  }
+  if (auto ldb = text.find(".ldb: No such file"); ldb != std::string::npos) {
+    text.replace(ldb, 4, ".sst");
+  }
+  return "a file is missing: " + text;
+}
+
 // An open that failed: damage (corruption, a missing file) or something else (the lock, the disk).
 Status classify_open_failure(const LedgerOptions& options, const rocksdb::Status& s) {
   std::string text = s.ToString();
   if (s.IsIOError() && text.find("lock") != std::string::npos) {
     return Status(errc::in_use, "the data dir is in use by another tenured (" + text + ")");
   }
+  if (text.find("No such file") != std::string::npos) return damaged(options, missing_file(text));
   if (s.IsCorruption()) {
     bool names_file =
         text.find(".sst") != std::string::npos || text.find("MANIFEST") != std::string::npos;
     std::string wal = newest_wal(options.path);
     return damaged(options, names_file || wal.empty() ? text : text + " (newest WAL: " + wal + ")");
   }
-  if (s.IsPathNotFound() || text.find("No such file") != std::string::npos) {
-    return damaged(options, "a file is missing: " + text);
-  }
+  if (s.IsPathNotFound()) return damaged(options, missing_file(text));
   return Status::from(s);
 }
 
@@ -428,10 +441,19 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
   // After a crash, the rows changed since the last checkpoint are in the events' journals.
   status = ledger->replay_journals(revision);
   if (!status.ok()) return nullptr;
+  std::uint64_t rebuilt = 0;
+  if (o.mode == OpenMode::recover) {
+    status = rebuild_lost_rows(ledger->db_.get(), ledger->cf_, rebuilt);
+    if (!status.ok()) return nullptr;
+  }
   if (o.mode != OpenMode::normal) {
     status = ledger->start_above(marks, revision);
     if (status.ok()) status = clear_recovery_mark(o.path);
     if (!status.ok()) return nullptr;
+    if (rebuilt > 0) {
+      ledger->recovery_note_ +=
+          "; " + std::to_string(rebuilt) + " lost lease rows rebuilt from the event log";
+    }
   }
   status = read_meta(ledger->db_.get(), ledger->cf_.meta, "token_floor", token_floor);
   if (!status.ok()) return nullptr;
