@@ -8,6 +8,11 @@
 namespace tenure::cli {
 namespace {
 
+bool is_whole_number(const std::string& word) {
+  return !word.empty() &&
+         std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 // Edits (insert, delete, substitute) from a to b.
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -33,7 +38,10 @@ std::vector<std::string> prepare_args(int argc, char** argv) {
   for (std::size_t i = 0; i < args.size() && args[i] != "--"; ++i) {
     optional_wait = optional_wait || args[i] == "run" || args[i] == "hold";
     if (args[i] != "--wait" || !optional_wait) continue;
-    if (i + 1 < args.size() && parse_duration(args[i + 1])) continue;
+    // A bare number was meant as the duration: --wait's own check then asks for its unit.
+    if (i + 1 < args.size() && (parse_duration(args[i + 1]) || is_whole_number(args[i + 1]))) {
+      continue;
+    }
     args[i] = "--wait=forever";
   }
   return args;

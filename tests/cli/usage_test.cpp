@@ -35,6 +35,9 @@ TEST_CASE("a bare --wait of run and hold means no limit", "[cli]") {
   CHECK(prepared({"hold", "k", "--wait"}) == V{"hold", "k", "--wait=forever"});
   CHECK(prepared({"run", "k", "--wait", "1m30s", "--", "ls"}) ==
         V{"run", "k", "--wait", "1m30s", "--", "ls"});
+  // A number without its unit was meant as the duration, and --wait asks for the unit.
+  CHECK(prepared({"run", "--wait", "2", "k", "--", "ls"}) ==
+        V{"run", "--wait", "2", "k", "--", "ls"});
   // After --, the words are the command's; before run, acquire's --wait needs its duration.
   CHECK(prepared({"run", "k", "--", "x", "--wait"}) == V{"run", "k", "--", "x", "--wait"});
   CHECK(prepared({"acquire", "k", "--wait"}) == V{"acquire", "k", "--wait"});
