@@ -231,11 +231,13 @@ asio::awaitable<void> PeerClient::sweep() {
       late.push_back(std::move(it->second.done));
       it = inflight_.erase(it);
     }
-    if (!inflight_.empty() && left_cluster()) {
+    if ((connected_ || !inflight_.empty()) && left_cluster()) {
       // Its etcd lease expired, and its claims with it: it can commit nothing more and its slots
-      // go to other nodes. A stalled node keeps the link open, so what waits on it is answered
-      // now rather than at the deadline, and its clients' retries reach the new owners. An
-      // acquire it served before stalling is safe to repeat (same owner: fresh:false).
+      // go to other nodes, which release the connection-bound leases granted through it. A
+      // stalled node keeps the link open, so what waits on it is answered now rather than at the
+      // deadline, and its clients' retries reach the new owners; the link is broken as if it
+      // had died, so that the connections bound to it are closed. An acquire it served before
+      // stalling is safe to repeat (same owner: fresh:false).
       spdlog::warn("node {} left the cluster with {} requests unanswered; answering them", node_,
                    inflight_.size());
       fail_all("node " + node_ + " left the cluster (its etcd lease expired); retry");

@@ -46,9 +46,10 @@ Millis wait_of(const RequestBody& body) {
   return acquire != nullptr ? acquire->wait_ms : 0;
 }
 
+// A waiter binds nothing that outlives its request: a broken link answers it `unavailable`.
 bool binds(const RequestBody& body) {
   const auto* acquire = std::get_if<AcquireRequest>(&body);
-  return acquire != nullptr && (acquire->params.release_on_disconnect || acquire->wait_ms > 0);
+  return acquire != nullptr && acquire->params.release_on_disconnect;
 }
 
 void add_once(std::vector<std::string>& nodes, const std::string& node) {
@@ -288,8 +289,7 @@ void Router::link_broken(const std::string& node) {
   }
   if (bound.empty()) return;
   spdlog::warn(
-      "closing {} connections whose connection-bound leases or waiters were on node {}, whose "
-      "link broke",
+      "closing {} connections whose connection-bound leases were on node {}, whose link broke",
       bound.size(), node);
   for (auto& conversation : bound) conversation->abort();
 }

@@ -50,7 +50,7 @@ class Router {
   using Steady = std::chrono::steady_clock;
 
   std::shared_ptr<PeerClient> link(const std::string& node);
-  // `binds`: an acquire that binds a lease or a waiter to the connection.
+  // `binds`: an acquire that binds its lease to the connection (release_on_disconnect).
   void forward(Conversation& from, const std::string& node, std::string_view id, protocol::Op op,
                Millis wait_ms, bool binds, std::string_view line);
   void hold(Conversation& from, std::uint32_t slot, std::string_view id, protocol::Op op,
@@ -67,9 +67,10 @@ class Router {
   Via via_of(const Conversation& from) const;
   // Adds `node` to the nodes `from`'s connection forwarded to (and bound something on).
   void remember(Conversation& from, const std::string& node, bool binds);
-  // A PeerClient's strand: the link to `node` broke, and with it (the owner ends a broken link's
-  // proxies) the leases and waiters bound to the connections that forwarded there. Those
-  // connections are closed, so that their clients learn it, as they would of a daemon gone.
+  // A PeerClient's strand: the link to `node` broke, or the node left the cluster, and with it
+  // (the owner ends a broken link's proxies; a new owner releases a lost node's) the leases bound
+  // to the connections that forwarded there. Those connections are closed, so that their clients
+  // learn it, as they would of a daemon gone. (Their waiters are answered `unavailable`.)
   void link_broken(const std::string& node);
 
   boost::asio::io_context& io_;
@@ -84,7 +85,7 @@ class Router {
   struct Forwarder {
     std::weak_ptr<Conversation> conversation;
     std::vector<std::string> nodes;
-    std::vector<std::string> bound;  // of `nodes`, those it bound leases or waiters on
+    std::vector<std::string> bound;  // of `nodes`, those it bound leases on
   };
   std::unordered_map<ConnId, Forwarder> forwarders_;
 };

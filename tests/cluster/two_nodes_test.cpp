@@ -165,3 +165,45 @@ TEST_CASE("a paused node loses its slots, cannot write them, and joins again whe
   }
   CHECK(registered >= 2);
 }
+
+TEST_CASE("a connection bound to a lease on a paused writer is closed once the writer is gone",
+          "[cluster][two_nodes]") {
+  TwoNodes nodes;
+  auto& [etcd, client, peer_ports, n1, n2] = nodes;
+  // Through n2, idle: nothing of it is in flight when n1 stalls.
+  LineClient c2 = n2.connect();
+  std::string key = key_of(client, "n1", "bound/");
+  REQUIRE(
+      c2.call(acquire_req(key, "b", "\"ttl_ms\":60000,\"release_on_disconnect\":true"))["status"] ==
+      "acquired");
+
+  ::kill(n1.pid(), SIGSTOP);
+  REQUIRE(wait_until([&] { return slots_owned(n2) == kSlots; }, 10s));
+  // n2 released the lease when it took the slots over; the client learns it as it would of a
+  // daemon gone, since its connection no longer holds what it bound.
+  CHECK(c2.wait_closed(5s));
+  CHECK(n2.connect().call(get_req(key))["lease"] == nullptr);
+  ::kill(n1.pid(), SIGCONT);
+}
+
+TEST_CASE("a waiter for a key of a dead writer is answered unavailable, its connection kept",
+          "[cluster][two_nodes]") {
+  TwoNodes nodes;
+  auto& [etcd, client, peer_ports, n1, n2] = nodes;
+  LineClient c1 = n1.connect();
+  std::string key = key_of(client, "n1", "waited/");
+  REQUIRE(c1.call(acquire_req(key, "h", "\"ttl_ms\":60000"))["status"] == "acquired");
+  LineClient c2 = n2.connect();
+  auto waiting = c2.send(acquire_req(key, "w", "\"ttl_ms\":60000,\"wait_ms\":60000"));
+  REQUIRE(wait_waiters(c1, key, 1));
+
+  n1.kill9();
+  Json reply = c2.reply(waiting, 15s);
+  CHECK(reply["status"] == "error");
+  CHECK(reply["error"] == "unavailable");
+  // The same connection asks again once n2 owns the key: h still holds it.
+  REQUIRE(wait_until([&] { return slots_owned(n2) == kSlots; }, 10s));
+  Json again = c2.call(acquire_req(key, "w", "\"ttl_ms\":60000"));
+  CHECK(again["status"] == "held");
+  CHECK(again["holder"] == "h");
+}
