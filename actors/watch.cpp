@@ -19,6 +19,7 @@ Watch::Watch(std::uint64_t id, WatchFilter filter, std::weak_ptr<WatchSink> sink
     : id_(id), filter_(std::move(filter)), sink_(std::move(sink)) {}
 
 Revision Watch::start(EngineCore& core, std::optional<Revision> from) {
+  core_ = &core;
   EventBus& bus = core.bus;
   const storage::LedgerStore& ledger = *core.ledger;
   {
@@ -57,8 +58,23 @@ void Watch::post_replay(EngineCore& core, Revision next) {
 }
 
 void Watch::replay(EngineCore& core, Revision next) {
+  auto sink = sink_.lock();
+  std::size_t room = sink ? sink->room() : 0;
+  if (room == 0) {
+    {
+      std::lock_guard lock(mutex_);
+      if (cancelled_ || !sink) return;
+      waiting_at_ = next;
+      waiting_.store(true);
+    }
+    // Room freed before waiting_ was set found nothing to resume: look again.
+    if (sink->room() > 0) room_freed();
+    return;
+  }
+  // Every event read is delivered or filtered out, so a read of `room` events fits.
+  const std::size_t asked = std::min(kReplayChunk, room);
   std::vector<Event> chunk;
-  storage::Status status = core.ledger->events_from(next, kReplayChunk, chunk);
+  storage::Status status = core.ledger->events_from(next, asked, chunk);
   std::unique_lock lock(mutex_);
   if (cancelled_) return;
   // Events dropped from the buffer were committed before they were published: a log without
@@ -104,7 +120,14 @@ void Watch::replay(EngineCore& core, Revision next) {
   deliver(older);
   // More to read: a full chunk short of the buffer, or events dropped from the buffer not read
   // yet (they were committed, so the log has them).
-  bool log_has_more = (chunk.size() == kReplayChunk && !read_to_buffer) || next <= dropped_through_;
+  bool log_has_more = (chunk.size() == asked && !read_to_buffer) || next <= dropped_through_;
+  if (!log_has_more && !buffered_.empty() && buffered_.size() > sink->room()) {
+    // The seam would overfill the sink: what was buffered is read from the log instead, as the
+    // sink makes room.
+    dropped_through_ = std::max(dropped_through_, buffered_.back().revision);
+    buffered_ = {};
+    log_has_more = true;
+  }
   if (log_has_more) {
     post_replay(core, next);
     return;
@@ -128,6 +151,19 @@ void Watch::on_events(const EventBatch& events) {
     return;
   }
   deliver(events);
+}
+
+void Watch::room_freed() {
+  if (!waiting_.load()) return;
+  Revision next = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (!waiting_at_ || cancelled_) return;
+    next = *waiting_at_;
+    waiting_at_.reset();
+    waiting_.store(false);
+  }
+  post_replay(*core_, next);
 }
 
 void Watch::on_gap(Revision resume_from) {

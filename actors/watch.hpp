@@ -2,7 +2,9 @@
 // A watch: committed events for a key or a key prefix, optionally replayed from a past revision
 // out of the ledger's event log first, then live, with no gap and no duplicate at the seam (§3
 // watch, §5). The sink is the transport's; it must only queue and return.
+#include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +30,11 @@ class WatchSink {
   // cancelled, having delivered every matching event before `resume_from`.
   virtual void on_watch_failed(std::uint64_t watch_id, Revision resume_from,
                                const std::string& message) = 0;
+  // How many more events it takes now without falling behind its bound. A replay reads no more
+  // than this at a time, and at 0 waits for Watch::room_freed(): the log is read at the pace the
+  // client reads, so a replay longer than the bound does not lag a client that keeps reading.
+  // Any thread.
+  virtual std::size_t room() const { return std::numeric_limits<std::size_t>::max(); }
 };
 
 class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch> {
@@ -43,6 +50,8 @@ class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch>
 
   void on_events(const EventBatch& events) override;
   void on_gap(Revision resume_from) override;
+  // The sink has room again: a replay waiting for it goes on. Any thread.
+  void room_freed();
 
  private:
   void replay(EngineCore& core, Revision next);
@@ -61,6 +70,9 @@ class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch>
   // dropped, since what it held is in the log, and the replay reads on through dropped_through_.
   std::vector<Event> buffered_;
   Revision dropped_through_ = 0;
+  EngineCore* core_ = nullptr;          // set by start(); outlives the watch's turns
+  std::optional<Revision> waiting_at_;  // a replay waiting for room, to go on from there
+  std::atomic<bool> waiting_{false};    // waiting_at_ is set: room_freed()'s quick test
 };
 
 }  // namespace tenure

@@ -39,6 +39,17 @@ void Subscription::on_watch_events(std::uint64_t, const EventBatch& batch) {
                     [owner, self = shared_from_this()] { owner->report_lag(self); });
 }
 
+std::size_t Subscription::room() const {
+  if (lagging()) return 0;
+  std::size_t queued = unwritten_.load();
+  return queued < bound_ ? bound_ - queued : 0;
+}
+
+void Subscription::written(std::size_t events) {
+  unwritten_.fetch_sub(events);
+  if (watch) watch->room_freed();
+}
+
 void Subscription::on_watch_compacted(std::uint64_t, Revision oldest) {
   auto owner = owner_.lock();
   if (!owner) return;

@@ -28,8 +28,11 @@ class Subscription final : public WatchSink, public std::enable_shared_from_this
   void on_watch_failed(std::uint64_t watch_id, Revision resume_from,
                        const std::string& message) override;
 
-  // Any thread.
-  void written(std::size_t events) { unwritten_.fetch_sub(events, std::memory_order_relaxed); }
+  // Any thread: a replay reads no more than this (WatchSink::room).
+  std::size_t room() const override;
+
+  // The connection's strand: `events` of its events left; a replay waiting for room goes on.
+  void written(std::size_t events);
   // The first revision the watch does not get, once it lags.
   bool lagging() const { return cutoff() != kNoCutoff; }
   Revision cutoff() const { return cutoff_.load(); }

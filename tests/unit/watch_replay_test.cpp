@@ -102,3 +102,45 @@ TEST_CASE("a replay the trim overtakes ends compacted, with no gap", "[watch]") 
   CHECK(*recorder->oldest == 3000);
   CHECK_FALSE(recorder->failed);
 }
+
+namespace {
+
+// A sink with room for 7 events, which writes them out only when the test says so.
+struct Paced : Recorder {
+  std::size_t room() const override { return kBound - unwritten; }
+  void on_watch_events(std::uint64_t id, const EventBatch& events) override {
+    unwritten += events->size();
+    CHECK(unwritten <= kBound);
+    Recorder::on_watch_events(id, events);
+  }
+  static constexpr std::size_t kBound = 7;
+  std::size_t unwritten = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a replay reads no faster than its sink makes room", "[watch]") {
+  boost::asio::io_context io;
+  MockClock clock;
+  EngineConfig config;
+  config.shards = 1;
+  EngineCore core(io, clock, config, std::make_unique<TrimmedLog>(1));  // nothing trimmed
+  auto sink = std::make_shared<Paced>();
+  auto watch = std::make_shared<Watch>(1, WatchFilter{}, sink);
+
+  watch->start(core, Revision{1});
+  io.run();
+  CHECK(sink->revisions.size() == Paced::kBound);  // and then it waits
+  for (int writes = 0; sink->revisions.size() < kNewest; ++writes) {
+    REQUIRE(writes < 1000);
+    sink->unwritten = 0;
+    watch->room_freed();
+    io.restart();
+    io.run();
+  }
+  for (std::size_t i = 0; i < sink->revisions.size(); ++i) {
+    REQUIRE(sink->revisions[i] == i + 1);
+  }
+  CHECK_FALSE(sink->failed);
+  CHECK_FALSE(sink->oldest);
+}
