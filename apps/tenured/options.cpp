@@ -365,7 +365,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     return 1;
   }
   if (o.data_dir.empty()) {
-    auto fallback = default_data_dir();
+    // §7: without HOME, no default at all, even where XDG_STATE_HOME would name one.
+    const char* home = std::getenv("HOME");
+    auto fallback = home && *home ? default_data_dir() : std::nullopt;
     if (!fallback) {
       std::cerr << "tenured: HOME is not set, so there is no default data dir; pass --data-dir "
                    "(tenured never falls back to a shared temporary directory)\n";

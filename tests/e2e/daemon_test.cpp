@@ -124,6 +124,15 @@ TEST_CASE("tenured refuses to start without HOME when no paths are given", "[e2e
   CHECK(r.exited);
   CHECK(r.exit_code != 0);
   CHECK_FALSE((r.err + r.out).empty());
+  // Nor where XDG_STATE_HOME names a place (contract §7).
+  o.unset_env = {"HOME", "XDG_RUNTIME_DIR"};
+  o.set_env = {"XDG_STATE_HOME=" + t.path() + "/state"};
+  ProcessResult with_xdg = run_tenured({"--ws-listen", "off"}, o);
+  INFO(with_xdg.describe());
+  CHECK(with_xdg.exited);
+  CHECK(with_xdg.exit_code != 0);
+  CHECK_THAT(with_xdg.err, Catch::Contains("HOME is not set"));
+  CHECK_FALSE(exists(t.path() + "/state"));
 }
 
 TEST_CASE("leases; tokens and the revision survive a clean restart", "[e2e][daemon]") {
