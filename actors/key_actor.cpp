@@ -357,8 +357,14 @@ void KeyActor::flush_ready(Events* events, std::uint64_t committed, bool ok) {
     }
     if (r.lost_conn != 0) {
       // Its event comes with its write's commit; the shard sends a connection's notices of a
-      // commit together.
-      if (event != nullptr && ok) shard_.lost(r.lost_conn, std::move(*event));
+      // commit together, unless a reply on this key follows now: that reply (a renew answered
+      // not_holder, say) must not reach the holder before the notice of its loss.
+      if (event != nullptr && ok) {
+        shard_.lost(r.lost_conn, std::move(*event));
+        if (b.pending_head < b.pending.size() && b.pending[b.pending_head].seq <= b.committed_seq) {
+          shard_.send_lost();
+        }
+      }
       continue;
     }
     send(r, this_write ? ok : true, event != nullptr ? event->revision : core_.ledger->revision());

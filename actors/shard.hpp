@@ -80,6 +80,8 @@ class Shard {
   // Queues a `lost` notice for connection `conn`; the notices of one commit go to each
   // connection in one call, at the end of the shard's turn.
   void lost(ConnId conn, Event event);
+  // Sends the queued notices now: before a reply that must not overtake one.
+  void send_lost();
   // An empty string for a key's encoded row: a committed row's buffer when one is kept.
   std::string spare_row();
   // Its actors' drained Busy parts, kept for the next ones that need one (KeyActor::busy).
@@ -141,7 +143,6 @@ class Shard {
   // The staged writes leave now if no other turn is queued on the shard (nothing to wait for),
   // else after the turns queued now: one group for the whole burst.
   void end_turn();
-  void send_lost();
   void arm(Millis at);
   void drop_retired_wakes();
 

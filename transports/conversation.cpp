@@ -24,13 +24,20 @@ void Conversation::audit(const AuditSubject& subject, const AuditOutcome& outcom
 
 void Conversation::open() { conn_ = context_.engine.connect(weak_from_this()); }
 
+// Queued with the replies, in the order the engine made them: a reply that follows from the loss
+// (a renew answered not_holder) never reaches the client before its notice.
 void Conversation::on_lost(std::vector<Event> events) {
-  boost::asio::post(strand_, [self = shared_from_this(), events = std::move(events)] {
-    for (const Event& event : events) {
-      self->keys_.lease_ended(event.key);
-      self->send([&](std::string& out) { format_lost(out, event); });
-    }
-  });
+  if (events.empty()) return;
+  auto notice = std::make_unique<PendingRequest>();
+  notice->notices = std::move(events);
+  answered(notice.release());
+}
+
+void Conversation::send_lost(const std::vector<Event>& events) {
+  for (const Event& event : events) {
+    keys_.lease_ended(event.key);
+    send([&](std::string& out) { format_lost(out, event); });
+  }
 }
 
 void Conversation::handle_request(std::string_view text, Millis read_at) {

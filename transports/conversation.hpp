@@ -126,6 +126,8 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   // Engine threads: queues an answered request for the strand, posting to it only when the
   // queue was empty.
   void answered(PendingRequest* slot);
+  // The strand: `lost` notices, on their way to the client.
+  void send_lost(const std::vector<Event>& events);
   // Replies to the answered requests, in the order they were answered, and frees their slots.
   void finish_answered();
   // The usual Finish: the result formatted as the reply.

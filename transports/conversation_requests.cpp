@@ -105,6 +105,10 @@ void Conversation::finish_answered() {
   while (first != nullptr) {
     std::unique_ptr<PendingRequest> slot(first);
     first = slot->next;
+    if (!slot->notices.empty()) {
+      send_lost(slot->notices);
+      continue;
+    }
     if (slot->waits) {
       --waiting_;
     } else {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "actors/requests.hpp"
 #include "protocol/ops.hpp"
@@ -37,6 +38,9 @@ struct PendingRequest {
   // slot's claim and when it was read.
   std::string text;
   Millis read_at = 0;
+  // Not a request but `lost` notices (Conversation::on_lost), in the list of answered requests
+  // so that they keep their place among the replies.
+  std::vector<Event> notices;
   PendingRequest* next = nullptr;  // in the connection's list of answered requests
 };
 

@@ -3,6 +3,8 @@
 // restart, in the record and in the events a watch replays.
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "tests/e2e/e2e.hpp"
 #include "tests/e2e/ws_client.hpp"
 
@@ -80,4 +82,28 @@ TEST_CASE("revoke records who revoked and why, in history, events and the lost n
   CHECK(replayed["event"] == "revoked");
   CHECK(replayed["by"] == uid_principal());
   CHECK(replayed["reason"] == "stuck deploy");
+}
+
+TEST_CASE("the holder learns of a revoke before a reply that follows from it", "[e2e][ops]") {
+  Daemon d;
+  auto holder = d.connect();
+  REQUIRE(holder.call(acquire_req("rv/o", "alice", "\"ttl_ms\":600000"))["status"] == "acquired");
+  // In one write: the revoke (the test's uid is an admin) and a renew the revoke answers.
+  holder.send_line(R"({"id":1,"op":"revoke","key":"rv/o"})"
+                   "\n"
+                   R"({"id":2,"op":"renew","key":"rv/o","owner":"alice"})");
+  REQUIRE(holder.wait_lines(4, 10000ms));  // with the acquire's reply
+  std::vector<std::string> order;
+  for (const std::string& line : holder.lines()) {
+    auto j = Json::parse(line);
+    REQUIRE(j);
+    order.push_back((*j)["event"].is_string() ? (*j)["event"].str() : (*j)["id"].dump());
+  }
+  INFO(holder.describe());
+  // The notice comes before the renew's not_holder (the revoke's own reply may come first).
+  auto lost = std::find(order.begin(), order.end(), "lost");
+  auto renew = std::find(order.begin(), order.end(), "2");
+  REQUIRE(lost != order.end());
+  REQUIRE(renew != order.end());
+  CHECK(lost < renew);
 }
