@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 #include <future>
+#include <utility>
 
 #include "client/detail/core.hpp"
 #include "client/detail/lease_state.hpp"
@@ -201,36 +202,61 @@ Result<Watch> Client::watch(const WatchOptions& options) {
 Lease::Lease(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::LeaseState> state)
     : core_(std::move(core)), state_(std::move(state)) {}
 
-Lease::Lease(Lease&&) noexcept = default;
+Lease::Lease(Lease&& other) noexcept
+    : core_(std::move(other.core_)),
+      state_(std::move(other.state_)),
+      released_(std::exchange(other.released_, false)) {}
 
 Lease& Lease::operator=(Lease&& other) noexcept {
   if (this != &other) {
-    (void)release();
+    discard();
     core_ = std::move(other.core_);
     state_ = std::move(other.state_);
+    released_ = std::exchange(other.released_, false);
   }
   return *this;
 }
 
-Lease::~Lease() { (void)release(); }
+Lease::~Lease() { discard(); }
 
-const std::string& Lease::key() const { return state_->key(); }
-const std::string& Lease::owner() const { return state_->owner(); }
-std::uint64_t Lease::token() const { return state_->token(); }
-std::optional<std::chrono::milliseconds> Lease::ttl() const { return state_->granted_ttl(); }
-bool Lease::lost() const { return state_->lost(); }
-std::string Lease::lost_reason() const { return state_->lost_reason(); }
+void Lease::discard() {
+  if (!state_ || released_) return;
+  if (core_->on_io_thread()) {
+    // Already where the state lives: the release goes out, and its reply is not waited for.
+    released_ = true;
+    state_->release([](Result<protocol::Released>) {});
+    return;
+  }
+  (void)release();
+}
+
+namespace {
+const std::string kNone;
+}  // namespace
+
+const std::string& Lease::key() const { return state_ ? state_->key() : kNone; }
+const std::string& Lease::owner() const { return state_ ? state_->owner() : kNone; }
+std::uint64_t Lease::token() const { return state_ ? state_->token() : 0; }
+std::optional<std::chrono::milliseconds> Lease::ttl() const {
+  return state_ ? state_->granted_ttl() : std::nullopt;
+}
+bool Lease::lost() const { return state_ && state_->lost(); }
+std::string Lease::lost_reason() const { return state_ ? state_->lost_reason() : ""; }
 bool Lease::wait_lost(std::chrono::milliseconds timeout) const {
-  return state_->wait_lost(timeout);
+  return state_ && state_->wait_lost(timeout);
 }
 
 Result<protocol::Renewed> Lease::renew() {
-  if (!state_) return Failure(client_errc::closed, "the lease was released or moved from");
+  if (!state_ || released_) {
+    return Failure(client_errc::closed, "the lease was released or moved from");
+  }
   return on_io<protocol::Renewed>(*core_, [this](auto done) { state_->renew(std::move(done)); });
 }
 
 Result<protocol::Valid> Lease::check() {
-  if (!state_) return Failure(client_errc::closed, "the lease was released or moved from");
+  if (!state_ || released_) {
+    return Failure(client_errc::closed, "the lease was released or moved from");
+  }
   Request r{.op = Op::check, .key = state_->key(), .owner = state_->owner()};
   r.token = state_->token();
   auto reply = core_->call_blocking(r);
@@ -239,10 +265,10 @@ Result<protocol::Valid> Lease::check() {
 }
 
 Result<protocol::Released> Lease::release() {
-  if (!state_) return protocol::Released{};
-  auto state = std::move(state_);
-  return on_io<protocol::Released>(*core_,
-                                   [&state](auto done) { state->release(std::move(done)); });
+  if (!state_ || released_) return protocol::Released{};
+  if (core_->on_io_thread()) return detail::Core::blocking_on_io_thread();
+  released_ = true;
+  return on_io<protocol::Released>(*core_, [this](auto done) { state_->release(std::move(done)); });
 }
 
 // -- Watch ------------------------------------------------------------------------------------

@@ -22,8 +22,12 @@ class Lease {
  public:
   Lease(Lease&&) noexcept;
   Lease& operator=(Lease&&) noexcept;
-  ~Lease();  // release(), ignoring its result
+  // release(), ignoring its result; on the client's io thread (a callback), which cannot wait
+  // for the reply, the release is sent without waiting.
+  ~Lease();
 
+  // After release() these still describe the tenure; a moved-from handle has none: "", 0,
+  // empty, not lost.
   const std::string& key() const;
   const std::string& owner() const;
   std::uint64_t token() const;  // the fencing token
@@ -41,15 +45,20 @@ class Lease {
   protocol::Result<protocol::Renewed> renew();
   // The fencing check of this tenure.
   protocol::Result<protocol::Valid> check();
-  // Stops renewing and releases with the token. Idempotent; a lost lease sends nothing.
+  // Stops renewing and releases with the token. Idempotent; a lost lease sends nothing. On the
+  // client's io thread it is refused (blocking_on_io_thread) and changes nothing, as every
+  // blocking call is there; destroying the Lease there releases it.
   protocol::Result<protocol::Released> release();
 
  private:
   friend class Client;
   Lease(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::LeaseState> state);
+  // Releases by whichever way the calling thread allows, ignoring the result.
+  void discard();
 
   std::shared_ptr<detail::Core> core_;  // outlives state_ (declared first)
   std::shared_ptr<detail::LeaseState> state_;
+  bool released_ = false;
 };
 
 }  // namespace tenure::client

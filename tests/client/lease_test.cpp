@@ -163,3 +163,49 @@ TEST_CASE("a lease whose daemon stalls is lost at its deadline, and then release
   CHECK(text.find("\"op\":\"acquire\"") != std::string::npos);
   CHECK(text.find("\"op\":\"release\"") == std::string::npos);
 }
+
+TEST_CASE("a lease dropped in a callback on the client's io thread is released", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  auto lease = c.acquire_lease("io/k", {.ttl = 30s});
+  REQUIRE(lease);
+  auto held = std::make_shared<std::optional<tenure::Lease>>(std::move(*lease));
+  // Blocking calls are refused there: release() says so and changes nothing.
+  std::promise<bool> refused;
+  c.async_ping([&, held](auto) { refused.set_value(!(*held)->release() && !(*held)->lost()); });
+  CHECK(refused.get_future().get());
+  CHECK(live(c, "io/k", 1));
+  // The destructor cannot wait there either, and releases without waiting.
+  std::promise<void> dropped;
+  c.async_ping([&, held](auto) {
+    held->reset();
+    dropped.set_value();
+  });
+  dropped.get_future().wait();
+  CHECK(eventually([&] { return !live(c, "io/k", 1); }, 10s));
+  auto history = c.history("io/k");
+  REQUIRE(history);
+  REQUIRE(history->tenures.size() == 1);
+  CHECK(history->tenures[0].end == "released");
+}
+
+TEST_CASE("a released or moved-from lease still answers its accessors", "[client]") {
+  e2e::Daemon d;
+  auto c = connect(d);
+  auto lease = c.acquire_lease("acc/k", {.ttl = 30s});
+  REQUIRE(lease);
+  REQUIRE(lease->release());
+  CHECK(lease->token() == 1);
+  CHECK(lease->key() == "acc/k");
+  CHECK_FALSE(lease->lost());
+  CHECK(lease->release());  // idempotent
+  auto renewed = lease->renew();
+  REQUIRE_FALSE(renewed);
+  CHECK(renewed.error().is(client_errc::closed));
+  tenure::Lease moved = std::move(*lease);
+  CHECK(lease->token() == 0);
+  CHECK(lease->key().empty());
+  CHECK_FALSE(lease->lost());
+  CHECK_FALSE(lease->wait_lost(10ms));
+  CHECK(moved.token() == 1);
+}
