@@ -50,7 +50,7 @@ void WatchState::on_subscribed(Result<protocol::Watching> watching) {
     // On the io thread, before the next line: the watch's events find it.
     core_.add_watch(watching->watch_id, weak_from_this());
     watch_id_ = watching->watch_id;
-    backoff_ = milliseconds(50);
+    if (!replay_failing_since_) backoff_ = milliseconds(50);  // else it grows from error to error
     resuming_since_.reset();
     {
       std::lock_guard lock(mutex_);
@@ -102,6 +102,7 @@ void WatchState::on_message(const Message& message) {
     failure.line = message.line();
     return push(std::move(failure));
   }
+  if (message.event() == "error") return on_replay_failed(message);
   auto event = protocol::read_event(message);
   if (!event) return;
   {
@@ -109,7 +110,36 @@ void WatchState::on_message(const Message& message) {
     if (next_revision_ && event->revision < *next_revision_) return;  // never twice
     next_revision_ = event->revision + 1;
   }
+  replay_failing_since_.reset();
   push(std::move(*event));
+}
+
+void WatchState::on_replay_failed(const Message& message) {
+  // The server cancelled the watch, having sent every event before resume_from: it is resumed
+  // from there after a pause, as a failed resubscription is, and ends with the server's words
+  // once resume_for has passed without an event.
+  auto f = message.fields();
+  {
+    std::lock_guard lock(mutex_);
+    next_revision_ = protocol::uint_field(f, "resume_from").value_or(next_revision_.value_or(0));
+  }
+  core_.drop_watch(watch_id_);
+  watch_id_ = 0;
+  auto now = std::chrono::steady_clock::now();
+  if (!replay_failing_since_) replay_failing_since_ = now;
+  if (options_.resume_for && now - *replay_failing_since_ >= *options_.resume_for) {
+    auto text = protocol::string_field(f, "message");
+    Failure failure(client_errc::unavailable, "the server cannot replay the watch from revision " +
+                                                  std::to_string(next_revision()) + ": " +
+                                                  std::string(text.value_or("")));
+    failure.line = message.line();
+    return push(std::move(failure));
+  }
+  retry_.expires_after(backoff_);
+  backoff_ = std::min(backoff_ * 2, milliseconds(2000));
+  retry_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec && !self->closed_) self->resume();
+  });
 }
 
 void WatchState::on_disconnect(std::uint64_t) {

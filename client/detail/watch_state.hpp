@@ -32,6 +32,8 @@ class WatchState final : public Listener, public std::enable_shared_from_this<Wa
   void subscribe();
   void on_subscribed(Result<protocol::Watching> watching);
   void resume();
+  // The server's `error` event: its replay could not read the event log from `resume_from`.
+  void on_replay_failed(const Message& message);
   void push(Result<protocol::Event> item);
 
   Core& core_;
@@ -42,6 +44,8 @@ class WatchState final : public Listener, public std::enable_shared_from_this<Wa
   milliseconds backoff_{50};
   // Since when resuming has been needed (set while the watch is not subscribed).
   std::optional<std::chrono::steady_clock::time_point> resuming_since_;
+  // Since when the server's replays have failed (`error` events) with no event between.
+  std::optional<std::chrono::steady_clock::time_point> replay_failing_since_;
   bool closed_ = false;
 
   mutable std::mutex mutex_;
