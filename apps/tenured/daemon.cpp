@@ -19,6 +19,7 @@
 
 #include "actors/engine.hpp"
 #include "apps/tenured/cluster_node.hpp"
+#include "apps/tenured/data_dir_lock.hpp"
 #include "apps/tenured/io_threads.hpp"
 #include "apps/tenured/logging.hpp"
 #include "apps/tenured/private_dir.hpp"
@@ -72,8 +73,8 @@ int wait_for_stop_signal(asio::io_context& io, asio::signal_set& signals, AuditL
 
 // Checks and prepares the directories and the socket path before anything is opened. An
 // inherited socket's path is the service manager's.
+// REQUIRES: the data dir made and locked.
 bool prepare_paths(const Options& o, bool socket_inherited, std::string& error) {
-  if (!make_private_dir(o.data_dir, SharedDirPolicy::refuse, error)) return false;
   if (socket_inherited) return true;
   std::string socket_dir = std::filesystem::path(o.socket).parent_path().string();
   bool shared = (o.socket_mode & 0060) != 0;
@@ -126,7 +127,10 @@ int run_daemon(const Options& o) {
   raise_descriptor_limit();
   std::string error;
   systemd::InheritedSockets inherited;
+  std::optional<UniqueFd> data_dir_lock;
   if (!systemd::take_inherited_sockets(inherited, error) ||
+      !make_private_dir(o.data_dir, SharedDirPolicy::refuse, error) ||
+      !(data_dir_lock = lock_data_dir(o.data_dir, error)) ||
       !prepare_paths(o, inherited.unix_fd >= 0, error)) {
     spdlog::error("{}", error);
     return 1;

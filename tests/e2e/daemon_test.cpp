@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "tests/e2e/as_user.hpp"
 #include "tests/e2e/e2e.hpp"
@@ -56,18 +58,52 @@ TEST_CASE("SIGTERM: tenured exits 0 and removes its socket", "[e2e][daemon]") {
   CHECK(c.wait_closed(5000ms));
 }
 
-TEST_CASE("a second tenured on the same data dir is refused", "[e2e][daemon]") {
+TEST_CASE("a second tenured on the same data dir is refused, and changes nothing",
+          "[e2e][daemon]") {
   Daemon d;
-  TempDir other;
-  ProcessResult r = run_tenured(
-      {"--data-dir", d.data_dir(), "--socket", other.path() + "/s.sock", "--ws-listen", "off"});
-  INFO(r.describe());
-  CHECK_FALSE(r.timed_out);
-  CHECK(r.exited);
-  CHECK(r.exit_code != 0);
-  CHECK_FALSE((r.err + r.out).empty());
   auto c = d.connect();
+  REQUIRE(c.call(acquire_req("second/k", "o", "\"ttl_ms\":600000"))["status"] == "acquired");
+  std::string backup = d.root() + "/backup";
+  REQUIRE(c.call("\"op\":\"backup\",\"dir\":" + quote(backup))["status"] == "ok");
+  // What a refused start must not do: move the ledger aside, leave a recovery's mark, or cut the
+  // live WAL (preallocated, so its size moves only when cut). A checkpoint may add files.
+  auto top_level = [&] {
+    std::set<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(d.data_dir())) {
+      names.insert(entry.path().filename().string());
+    }
+    return names;
+  };
+  auto wal_sizes = [&] {
+    std::map<std::string, std::uintmax_t> sizes;
+    for (const auto& entry : std::filesystem::directory_iterator(d.data_dir() + "/ledger")) {
+      if (entry.path().extension() == ".log") sizes[entry.path().string()] = entry.file_size();
+    }
+    return sizes;
+  };
+  auto ledger_files = [&] { return std::make_pair(top_level(), wal_sizes()); };
+  auto before = ledger_files();
+  TempDir other;
+  // Whatever it was asked to do first: open, recover, or restore a backup over the ledger.
+  for (std::vector<std::string> extra :
+       {std::vector<std::string>{}, {"--recover"}, {"--restore-from", backup}}) {
+    std::vector<std::string> args{"--data-dir",  d.data_dir(), "--socket", other.path() + "/s.sock",
+                                  "--ws-listen", "off"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ProcessResult r = run_tenured(args);
+    INFO(r.describe());
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.exited);
+    CHECK(r.exit_code != 0);
+    CHECK_THAT(r.err + r.out, Catch::Contains("in use by another tenured"));
+    auto after = ledger_files();
+    CHECK(after.first == before.first);
+    for (const auto& [wal, size] : before.second) {
+      if (after.second.contains(wal)) CHECK(after.second[wal] >= size);
+    }
+  }
   CHECK(c.call("\"op\":\"ping\"")["status"] == "pong");
+  CHECK(c.call(get_req("second/k"))["lease"]["token"] == 1);
 }
 
 TEST_CASE("a second tenured on a live socket is refused and leaves the socket alone",
