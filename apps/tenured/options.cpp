@@ -318,13 +318,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->capture_default_str();
   app.add_flag("--recover", o.recover,
                "Open a damaged ledger: keep what can be read, and start the revision and every "
-               "key's next token above anything issued before (see docs/operations.md). Once.");
+               "key's next token above anything issued before (see docs/operations.md). Once.")
+      ->configurable(false);  // for one start: a config file would repeat it at every start
   app.add_option("--restore-from", o.restore_from,
                  "Put this backup (made by `tenure admin backup`) in place of the ledger, keep "
-                 "the old one beside it, and start above anything issued before");
+                 "the old one beside it, and start above anything issued before")
+      ->configurable(false);
   app.add_option("--revision-floor", o.revision_floor,
                  "With --recover or --restore-from: start above this revision too (needed when "
-                 "the data dir's ledger.marks file is lost)");
+                 "the data dir's ledger.marks file is lost)")
+      ->configurable(false);
   app.add_option("--cluster", o.cluster,
                  "Run as one node of a cluster whose ledger is in etcd (docs/cluster.md); needs "
                  "--etcd-endpoints, --node-id and --peer-listen")
@@ -349,6 +352,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    auto* file = app.get_config_ptr();
+    std::cerr << "tenured: in the config file "
+              << (file != nullptr ? file->as<std::string>() : std::string(kDefaultConfigFile))
+              << ": " << e.what()
+              << " (settings are the long flags' names without --, as in default-ttl = \"2s\")\n";
+    return 1;
   } catch (const CLI::ParseError& e) {
     // --help and --version are a success; every other problem is exit code 1, like the rest of
     // tenured's.

@@ -51,6 +51,9 @@ TEST_CASE("a config file that is missing or names an unknown setting is refused"
   refused(dir.path() + "/none.conf", "none.conf");
   refused(write_config(dir, "default-tll = \"2s\"\n"), "default-tll");
   refused(write_config(dir, "default-ttl = \"soon\"\n"), "soon");
+  // One-shot flags are for the command line only: a file would repeat them at every start.
+  refused(write_config(dir, "recover = true\n"), "recover: This option is not allowed");
+  refused(write_config(dir, "revision-floor = 5\n"), "in the config file " + dir.path());
 }
 
 TEST_CASE("cluster flags come all together, each well formed", "[e2e][daemon]") {
