@@ -406,6 +406,21 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
                         *interrupted + " (see docs/operations.md, \"Damaged ledger\").");
     return nullptr;
   }
+  const bool existing = std::filesystem::exists(o.path + "/CURRENT");
+  if (o.mode == OpenMode::normal && existing && !marks) {
+    status = damaged(o, "its marks file " + o.marks_path +
+                            " is missing, so the highest revision and token issued are "
+                            "unknown, and would be issued again if the ledger's newest records "
+                            "were lost too (pass --revision-floor N with --recover, N at least "
+                            "the last revision clients saw)");
+    return nullptr;
+  }
+  if (o.mode == OpenMode::normal && !existing && !marks) {
+    // Before the ledger exists: from now on a ledger without its marks file lost it. (A
+    // recovery without either must be told the floor: see start_above.)
+    status = write_marks(o.marks_path, Marks{});
+    if (!status.ok()) return nullptr;
+  }
   if (o.mode == OpenMode::recover) {
     status = mark_recovery(o.path, "--recover");
     if (!status.ok()) return nullptr;

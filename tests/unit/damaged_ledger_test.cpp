@@ -240,6 +240,30 @@ TEST_CASE("a ledger whose files are gone is refused, then recovered above the ma
   CHECK(r.revision > issued.revision);
 }
 
+TEST_CASE("a ledger whose marks file is lost is refused, and recovered only with a floor",
+          "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.close();
+  // With its newest records lost too, the ledger alone would issue their revisions and tokens
+  // again; a plain start cannot tell, so it refuses and rewrites nothing.
+  std::string marks = f.data_dir() + ".marks";
+  fs::remove(marks);
+  std::string error = open_error(f);
+  CHECK_THAT(error, Catch::Contains("marks file " + marks + " is missing"));
+  CHECK_FALSE(fs::exists(marks));
+  f.config().open_mode = storage::OpenMode::recover;
+  CHECK_THAT(open_error(f), Catch::Contains("--revision-floor"));
+  f.config().revision_floor = issued.revision;
+  f.open();
+  f.config().open_mode = storage::OpenMode::normal;
+  f.config().revision_floor = 0;
+  CHECK(f.get("rec/0").lease->token == 3);  // leases kept
+  CHECK(f.acquire("fresh/k", "b").lease->token > issued.revision);
+  f.reopen();
+  CHECK(f.engine().revision() > issued.revision);
+}
+
 TEST_CASE("an intact ledger opens as before, and a crash's torn tail is no damage", "[damage]") {
   EngineFixture f;
   Issued issued = fill(f);
