@@ -35,7 +35,8 @@ int backup_command(const Globals& g, const std::string& dir) {
 
 void add_admin_commands(CLI::App& app, const Globals& g,
                         const std::function<void(CLI::App*, std::function<int()>)>& on_parse) {
-  auto* admin = app.add_subcommand("admin", "operator commands (root or tenured's user)");
+  auto* admin = app.add_subcommand(
+      "admin", "operator commands (admins: root, tenured's user, --admin-group)");
   admin->require_subcommand(1);
   auto dir = std::make_shared<std::string>();
   auto* backup = admin->add_subcommand(

@@ -246,8 +246,7 @@ int main(int argc, char** argv) {
 
   std::string revoke_key;
   OptionalText revoke_reason;
-  auto* revoke_cmd =
-      app.add_subcommand("revoke", "end KEY's lease whoever holds it (root or tenured's user)");
+  auto* revoke_cmd = app.add_subcommand("revoke", "end KEY's lease whoever holds it (admins only)");
   add_key(revoke_cmd, revoke_key);
   revoke_cmd->add_option("--reason", revoke_reason, "why, for the record")->type_name("TEXT");
   on_parse(revoke_cmd, [&] { return revoke_command(g, revoke_key, revoke_reason); });

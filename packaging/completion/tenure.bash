@@ -16,7 +16,7 @@ _tenure() {
   fi
 
   local subcommands="acquire renew release keepalive check get list history revoke stats ping
-    watch run hold"
+    watch run hold admin"
   local globals="--socket --json --timeout --help --version"
   local sub="" i
   for ((i = 1; i < cword; i++)); do
@@ -64,6 +64,14 @@ _tenure() {
     watch) options="--key --from" ;;
     run) options="--owner --ttl --wait --no-wait --grace --" ;;
     hold) options="--owner --ttl --wait --no-wait" ;;
+    admin)
+      # admin backup DIR: the daemon's machine's directories.
+      if [[ ${words[cword - 1]} == admin ]]; then
+        COMPREPLY=($(compgen -W "backup" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -d -- "$cur"))
+      fi
+      return ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$options $globals" -- "$cur"))

@@ -8,12 +8,13 @@ out=$2
 {
   echo "[SUBCOMMANDS]"
   for sub in acquire renew release keepalive check get list history revoke stats ping watch \
-             run hold; do
+             run hold "admin backup"; do
     echo ".SS $sub"
     echo ".nf"
     # The exit codes are tenure's, in the main section, not repeated per subcommand. roff: a
     # leading dot or quote would be read as a request, a backslash as an escape.
-    "$tenure" "$sub" --help | sed -e '/^Exit codes:/,$d' -e 's/\\/\\e/g' -e "s/^[.']/\\\\\\&&/"
+    # shellcheck disable=SC2086 # "admin backup" is two words
+    "$tenure" $sub --help | sed -e '/^Exit codes:/,$d' -e 's/\\/\\e/g' -e "s/^[.']/\\\\\\&&/"
     echo ".fi"
   done
   echo "[SEE ALSO]"

@@ -693,6 +693,8 @@ TEST_CASE("bash completion offers subcommands, options and live keys", "[e2e][cl
   CHECK(complete("tenure get comp/") == "comp/alpha comp/beta ");
   CHECK(complete("tenure --socket x release comp/b") == "comp/beta ");
   CHECK(complete("tenure acquire k --ttl 1h") == "1h 1h30m ");
+  CHECK(complete("tenure ad") == "admin ");
+  CHECK(complete("tenure admin b") == "backup ");
 }
 
 TEST_CASE("cmake --install puts the programs, man pages and completion in place", "[e2e][cli]") {
