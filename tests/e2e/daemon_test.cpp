@@ -399,3 +399,17 @@ TEST_CASE("the daemon's threads say what they are", "[e2e][daemon]") {
   CHECK(has("ledger-write"));
   CHECK(has("ledger-sync"));
 }
+
+TEST_CASE("a fresh start and a restart log no error and no blank line", "[e2e][daemon]") {
+  Daemon d;
+  auto c = d.connect();
+  REQUIRE(c.call(acquire_req("quiet/k", "o"))["status"] == "acquired");
+  std::string log = d.log();
+  REQUIRE(d.terminate().exit_code == 0);
+  d.start();
+  REQUIRE(d.connect().call("\"op\":\"ping\"")["status"] == "pong");
+  log += d.log();
+  INFO(log);
+  CHECK(log.find("[error]") == std::string::npos);
+  CHECK(log.find("\n\n") == std::string::npos);
+}
