@@ -242,8 +242,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "throw-away data; a crash can lose acknowledged changes)")
       ->check(CLI::IsMember({"always", "none"}))
       ->capture_default_str();
-  add_duration(app, "--default-ttl", o.limits.default_ttl, "TTL of an acquire that names none",
-               "15m");
+  auto* default_ttl = add_duration(app, "--default-ttl", o.limits.default_ttl,
+                                   "TTL of an acquire that names none", "15m");
   add_duration(app, "--min-ttl", o.limits.min_ttl, "Smallest TTL; shorter ones are raised to it",
                "10ms");
   add_duration(app, "--max-ttl", o.limits.max_ttl, "Largest TTL; longer ones are cut to it", "24h");
@@ -369,6 +369,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (!problem) problem = parse_group("--socket-group", socket_group, o.socket_group);
   if (!problem) problem = parse_group("--admin-group", admin_group, o.admin_group);
   if (!problem) problem = contradiction(o);
+  // Given, it must be a TTL the server grants; left out, it is clamped like any other.
+  if (!problem && default_ttl->count() > 0 &&
+      (o.limits.default_ttl < o.limits.min_ttl || o.limits.default_ttl > o.limits.max_ttl)) {
+    problem = "--default-ttl is outside [--min-ttl, --max-ttl]";
+  }
   if (!problem) problem = cluster_problem(o, endpoints, prefix->count() > 0, ttl->count() > 0);
   if (problem) {
     std::cerr << "tenured: " << *problem << "\n";

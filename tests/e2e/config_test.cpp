@@ -53,6 +53,7 @@ TEST_CASE("a config file that is missing or names an unknown setting is refused"
   refused(write_config(dir, "default-ttl = \"soon\"\n"), "soon");
   // One-shot flags are for the command line only: a file would repeat them at every start.
   refused(write_config(dir, "recover = true\n"), "recover: This option is not allowed");
+  refused(write_config(dir, "default-ttl = \"48h\"\n"), "--default-ttl is outside");
   refused(write_config(dir, "revision-floor = 5\n"), "in the config file " + dir.path());
 }
 
