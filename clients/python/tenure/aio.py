@@ -11,6 +11,7 @@ by a task.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import time
 from typing import Any, Sequence
@@ -23,11 +24,11 @@ from .dispatch import CLOSED, Dispatch
 from .durations import Duration, to_ms
 from .endpoints import Endpoints
 from .errors import Held, NotHolder, TenureError, Timeout, Unavailable
-from .lease_state import LeaseState, RenewRetry
+from .lease_state import LeaseState, RenewRetry, log
 from .ops import Ops
 from .resubscribe import Resubscribe
 from .transport import connect_problem
-from .watch_state import RESUME, WatchState
+from .watch_state import RESUME, WatchClosed, WatchState
 
 
 class _UnixStream:
@@ -229,6 +230,9 @@ class Client(Ops):
         await self.close()
 
 
+_on_lost_tasks: set[asyncio.Task] = set()  # async on_lost callbacks being awaited
+
+
 class Lease(LeaseState):
     """tenure.Lease on asyncio: renewed by a task; `lost` is an asyncio.Event."""
 
@@ -246,7 +250,19 @@ class Lease(LeaseState):
         return self._stopped
 
     def _tell_lost(self) -> None:
-        self._on_lost(self)
+        # Called inline, by the connection's reader among others: what the callback raises is
+        # logged. An `async def` one is awaited by a task of its own.
+        told = self._call_on_lost()
+        if inspect.isawaitable(told):
+            task = asyncio.get_running_loop().create_task(self._await_on_lost(told))
+            _on_lost_tasks.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(_on_lost_tasks.discard)
+
+    async def _await_on_lost(self, told: Any) -> None:
+        try:
+            await told
+        except Exception:
+            log.exception("the on_lost callback of %r raised", self)
 
     async def _acquire_on(self, conn: _Connection, wait: Duration | None) -> t.Acquired:
         sent = time.monotonic()
@@ -363,7 +379,7 @@ class Watch(WatchState):
             await self._subscribe(self.client.timeout)
         return self
 
-    async def _subscribe(self, budget: float | None) -> None:
+    async def _subscribe(self, budget: float) -> None:
         """As tenure.Watch's."""
         retry = Resubscribe(budget)
         while True:
@@ -376,39 +392,53 @@ class Watch(WatchState):
                     raise
                 await asyncio.sleep(delay)
 
-    async def _resume(self) -> None:
-        if not self._closed:
+    async def _resume(self, deadline: float | None) -> None:
+        """As tenure.Watch's."""
+        while True:
+            while (wait := self._resume_wait(deadline)) > 0:
+                await asyncio.sleep(wait)
             try:
-                return await self._subscribe(None)
-            except TenureError:
-                if not self._resume_given_up():
-                    raise
-        raise StopAsyncIteration
+                conn = await self.client._connection()
+                reply = await self.client._call("watch", **self._watch_call(conn))
+                return self._started(conn, reply)
+            except TenureError as e:
+                self._resume_failed(e)
 
     def __aiter__(self) -> "Watch":
         return self
 
     async def __anext__(self) -> t.Event:
-        return await self.next()
+        try:
+            return await self.next()
+        except WatchClosed:
+            raise StopAsyncIteration from None
 
     async def next(self, timeout: Duration | None = None) -> t.Event:
+        """As tenure.Watch's."""
+        self._check_open()
         await self.start()
-        seconds = None if timeout is None else to_ms(timeout) / 1000
+        deadline = None if timeout is None else time.monotonic() + to_ms(timeout) / 1000
         while True:
-            if self._closed:
-                raise StopAsyncIteration
-            try:
-                item = await asyncio.wait_for(self._inbox.get(), seconds)
-            except asyncio.TimeoutError:
-                raise Timeout("no watch event within the timeout") from None
-            taken = self._take(item)
-            if taken is RESUME:
-                await self._resume()
-            elif taken is not None:
+            self._check_open()
+            if self._resuming is not None:
+                await self._resume(deadline)
+                continue
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            taken = self._take(await self._get(left))
+            if taken is not None and taken is not RESUME:
                 return taken
 
+    async def _get(self, seconds: float | None) -> Any:
+        """The next inbox item; Timeout after `seconds` (one waiting is taken even at 0)."""
+        if not self._inbox.empty():
+            return self._inbox.get_nowait()
+        try:
+            return await asyncio.wait_for(self._inbox.get(), seconds)
+        except asyncio.TimeoutError:
+            raise Timeout("no watch event within the timeout") from None
+
     async def close(self) -> None:
-        if self._closed:
+        if isinstance(self._ended, WatchClosed):
             return
         conn = self._stop()
         if conn is not None:

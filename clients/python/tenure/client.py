@@ -20,7 +20,7 @@ from .lease_state import LeaseState, RenewRetry
 from .ops import Ops
 from .resubscribe import Resubscribe
 from .transport import UnixTransport, WebSocketTransport
-from .watch_state import RESUME, WatchState
+from .watch_state import RESUME, WatchClosed, WatchState
 
 
 class _Slot:
@@ -178,7 +178,7 @@ class Lease(LeaseState):
         return self._stop.is_set()
 
     def _tell_lost(self) -> None:
-        threading.Thread(target=self._on_lost, args=(self,), daemon=True).start()
+        threading.Thread(target=self._call_on_lost, daemon=True).start()
 
     def _acquire_on(self, conn: _Connection, wait: Duration | None) -> t.Acquired:
         sent = time.monotonic()
@@ -285,8 +285,9 @@ class Lease(LeaseState):
 
 class Watch(WatchState):
     """An iterator of Events. On a dropped connection it reconnects (with backoff) and resumes
-    from the revision after the last event it gave; `lagged` resumes the same way. A resume
-    older than the ledger keeps raises Compacted."""
+    from the revision after the last event it gave; `lagged` and a replay the daemon could not
+    read (an `error` event) resume the same way. A resume older than the ledger keeps raises
+    Compacted. next() on a closed watch raises TenureError; iterating just ends."""
 
     def __init__(self, client: Client, prefix: str | None, key: str | None,
                  from_revision: int | None) -> None:
@@ -295,9 +296,9 @@ class Watch(WatchState):
         # Waited on by the caller: given up after the client's timeout, as a resume never is.
         self._subscribe(client.timeout)
 
-    def _subscribe(self, budget: float | None) -> None:
+    def _subscribe(self, budget: float) -> None:
         """Subscribes from next_revision, trying again until `budget` seconds after the first
-        failure (None: no limit)."""
+        failure."""
         retry = Resubscribe(budget)
         while True:
             try:
@@ -308,41 +309,48 @@ class Watch(WatchState):
                     raise
                 time.sleep(delay)
 
-    def _resume(self) -> None:
-        if not self._closed:
+    def _resume(self, deadline: float | None) -> None:
+        """Subscribes again from next_revision, with the backoff where the last try left it;
+        raises Timeout at `deadline` (the next call goes on)."""
+        while True:
+            while (wait := self._resume_wait(deadline)) > 0:
+                time.sleep(wait)
             try:
-                return self._subscribe(None)
-            except TenureError:
-                if not self._resume_given_up():
-                    raise
-        raise StopIteration
+                conn = self.client._connection()
+                return self._started(conn, self.client._call("watch", **self._watch_call(conn)))
+            except TenureError as e:
+                self._resume_failed(e)
 
     def __iter__(self) -> Iterator[t.Event]:
         return self
 
     def __next__(self) -> t.Event:
-        return self.next()
+        try:
+            return self.next()
+        except WatchClosed:
+            raise StopIteration from None
 
     def next(self, timeout: Duration | None = None) -> t.Event:
-        """The next event; raises Timeout after `timeout` without one."""
+        """The next event; raises Timeout after `timeout` without one (the watch goes on, also
+        when it was resubscribing), TenureError once the watch is closed."""
         deadline = None if timeout is None else time.monotonic() + to_ms(timeout) / 1000
         while True:
-            if self._closed:
-                raise StopIteration
+            self._check_open()
+            if self._resuming is not None:
+                self._resume(deadline)
+                continue
             try:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
                 item = self._inbox.get(timeout=left)
             except queue.Empty:
                 raise Timeout("no watch event within the timeout") from None
             taken = self._take(item)
-            if taken is RESUME:
-                self._resume()
-            elif taken is not None:
+            if taken is not None and taken is not RESUME:
                 return taken
 
     def close(self) -> None:
         """Stop the watch (unwatch) and end the iteration."""
-        if self._closed:
+        if isinstance(self._ended, WatchClosed):
             return
         conn = self._stop()
         if conn is not None:
@@ -350,7 +358,7 @@ class Watch(WatchState):
                 self.client._call("unwatch", conn=conn, watch_id=self.watch_id)
             except TenureError:
                 pass
-        self._inbox.put(CLOSED)
+        self._inbox.put(CLOSED)  # wakes a next() waiting in another thread
 
     def __enter__(self) -> "Watch":
         return self

@@ -94,7 +94,7 @@ class Dispatch:
             return
         with self._lock:
             inbox = self._watches.get(message.get("watch_id"))
-            if kind in ("lagged", "compacted"):
+            if kind in ("lagged", "compacted", "error"):  # the server cancelled the watch
                 self._watches.pop(message.get("watch_id"), None)
         if inbox is not None:
             inbox.put_nowait(message)

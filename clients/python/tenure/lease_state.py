@@ -3,7 +3,9 @@ it waits (a thread or a task) and calls the daemon."""
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 import time
 from typing import Any, Callable
 
@@ -12,6 +14,8 @@ from .defaults import new_owner
 from .durations import Duration
 from .errors import NotHolder, TenureError
 from .ops import ms
+
+log = logging.getLogger("tenure")
 
 
 class RenewRetry:
@@ -53,6 +57,9 @@ class LeaseState:
         self._on_lost = on_lost
         self._conn: Any = None  # the connection that tells us of `lost`
         self._deadline = 0.0  # monotonic: the lease lasts at least until then
+        # Makes the first of two losses (a `lost` notice on the reading side, a renew refused)
+        # the one reported. Not `_lock`: a renew holds that while the reader answers it.
+        self._marking = threading.Lock()
 
     def _stopping(self) -> bool:
         raise NotImplementedError
@@ -115,13 +122,23 @@ class LeaseState:
             self._wake.set()
 
     def _mark_lost(self, reason: str) -> None:
-        if self.lost.is_set() or self._stopping():
-            return
-        self.lost_reason = reason
-        self.lost.set()
+        with self._marking:
+            if self.lost.is_set() or self._stopping():
+                return
+            self.lost_reason = reason
+            self.lost.set()
         self._wake.set()
         if self._on_lost is not None:
             self._tell_lost()
+
+    def _call_on_lost(self) -> Any:
+        """Runs the `on_lost` callback; what it raised is logged, not passed on to whoever
+        noticed the loss (a reader, a renew)."""
+        try:
+            return self._on_lost(self)
+        except Exception:
+            log.exception("the on_lost callback of %r raised", self)
+            return None
 
     def _forget_connection(self) -> None:
         """Before a release: a `lost` notice of our own release is not a loss."""
@@ -129,5 +146,6 @@ class LeaseState:
             self._conn.drop_lease(self.key, self.token)
 
     def __repr__(self) -> str:
-        state = "lost" if self.lost.is_set() else "held" if self.token else "not acquired"
+        state = ("lost" if self.lost.is_set() else "not acquired" if self.token is None
+                 else "released" if self._stopping() else "held")
         return f"<{self._shown_as} {self.key} owner={self.owner} token={self.token} {state}>"

@@ -21,6 +21,14 @@ def test_released_on_scope_exit_even_on_exception(client):
     assert not lease.lost.is_set()
 
 
+def test_its_repr_says_where_it_is(client):
+    lease = client.lease("k", ttl="30s")
+    assert repr(lease).endswith(" not acquired>")
+    with lease:
+        assert repr(lease).endswith(f"token={lease.token} held>")
+    assert repr(lease).endswith(" released>")
+
+
 def test_renewed_in_the_background(client):
     with client.lease("k", ttl="2s") as lease:
         time.sleep(3.5)  # well past the ttl: only renewals keep it

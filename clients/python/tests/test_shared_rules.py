@@ -23,7 +23,7 @@ def event(watch_id, revision, key="k"):
 
 
 def watching(next_revision):
-    state = WatchState(SimpleNamespace(closed=False), None, None, next_revision)
+    state = WatchState(SimpleNamespace(closed=False, timeout=10.0), None, None, next_revision)
     state.watch_id = 7
     return state
 
@@ -38,6 +38,15 @@ def test_a_watch_gives_events_once_in_order_and_resumes_where_it_was():
     assert w._take({"event": "lagged", "watch_id": 7, "resume_from": 12}) is RESUME
     assert w.next_revision == 12
     assert w._take(CLOSED) is RESUME
+
+
+def test_a_replay_the_daemon_could_not_read_resumes_from_where_it_failed_after_a_pause():
+    w = watching(3)
+    failed = {"event": "error", "watch_id": 7, "error": "unavailable", "message": "m",
+              "resume_from": 5}
+    assert w._take(failed) is RESUME
+    assert w.next_revision == 5 and w._resume_at > time.monotonic()  # not at once: backoff
+    assert not w._closed
 
 
 def test_a_compacted_watch_raises_and_ends():
@@ -102,3 +111,35 @@ def test_endpoints_are_tried_in_turn_from_the_current_one():
     assert str(e.value) == "cannot connect to /c; cannot connect to /a; cannot connect to /b"
     with pytest.raises(ValueError):
         Endpoints("c", "/a", None, ["/b"], None, 1.0, open_unix, None)
+
+
+class _SlowToCheck(threading.Event):
+    """A `lost` whose check waits (up to 2 s) for a second thread to check it too: two losses
+    noticed at once, by the reading side and by a renew."""
+
+    def __init__(self):
+        super().__init__()
+        self.both_checking = threading.Barrier(2, timeout=2)
+
+    def is_set(self):
+        was = super().is_set()
+        try:
+            self.both_checking.wait()
+        except threading.BrokenBarrierError:
+            pass  # the other could not get in: marking is serialized
+        return was
+
+
+def test_of_two_losses_at_once_the_first_is_reported_once():
+    told = []
+    lease = _Lease(SimpleNamespace(closed=False), 60)
+    lease.lost = _SlowToCheck()
+    lease._tell_lost = lambda: told.append(lease.lost_reason)
+    lease._on_lost = lambda l: None
+    threads = [threading.Thread(target=lease._mark_lost, args=(reason,))
+               for reason in ("revoked", "expired")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert told == [lease.lost_reason]  # one loss, and the reason it was told with stays
