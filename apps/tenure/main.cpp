@@ -332,7 +332,8 @@ Exit status: 0 once released; 4 if KEY stayed held; 5 if the lease was lost.)");
   std::vector<std::string> args = prepare_args(argc, argv);
   std::vector<std::string> names;
   for (const CLI::App* cmd : app.get_subcommands({})) names.push_back(cmd->get_name());
-  if (auto problem = unknown_subcommand(args, names, {"--socket", "--timeout"})) {
+  if (auto problem = unknown_subcommand(args, names, {"--socket", "--timeout"},
+                                        {"--json", "--help", "--version"})) {
     std::cerr << "tenure: " << *problem << "\n(see tenure --help)\n";
     return kExitError;
   }

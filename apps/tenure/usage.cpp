@@ -49,7 +49,8 @@ std::vector<std::string> prepare_args(int argc, char** argv) {
 
 std::optional<std::string> unknown_subcommand(const std::vector<std::string>& args,
                                               const std::vector<std::string>& subcommands,
-                                              const std::set<std::string>& valued_options) {
+                                              const std::set<std::string>& valued_options,
+                                              const std::set<std::string>& global_flags) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& word = args[i];
     if (word == "--") return std::nullopt;
@@ -62,6 +63,12 @@ std::optional<std::string> unknown_subcommand(const std::vector<std::string>& ar
       return std::nullopt;
     }
     std::string message = "unknown subcommand '" + word + "'";
+    // `tenure --owner x acquire k`: a subcommand's option before the subcommand.
+    if (i > 0 && args[i - 1].starts_with("--") && args[i - 1].find('=') == std::string::npos &&
+        !global_flags.contains(args[i - 1])) {
+      return message + " (if it is the value of " + args[i - 1] + ", put " + args[i - 1] +
+             " after the subcommand: it is the subcommand's option)";
+    }
     const std::string* best = nullptr;
     std::size_t best_distance = 3;  // farther than 2 edits is no longer a typo
     for (const std::string& name : subcommands) {

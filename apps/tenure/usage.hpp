@@ -13,9 +13,11 @@ namespace tenure::cli {
 std::vector<std::string> prepare_args(int argc, char** argv);
 
 // "unknown subcommand 'aquire' (did you mean acquire?)" when the first word that is neither an
-// option nor the value of one of `valued_options` names no subcommand.
+// option nor the value of one of `valued_options` names no subcommand. After an option that is
+// not one of `global_flags` either, it says the option belongs after the subcommand.
 std::optional<std::string> unknown_subcommand(const std::vector<std::string>& args,
                                               const std::vector<std::string>& subcommands,
-                                              const std::set<std::string>& valued_options);
+                                              const std::set<std::string>& valued_options,
+                                              const std::set<std::string>& global_flags = {});
 
 }  // namespace tenure::cli

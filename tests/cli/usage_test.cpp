@@ -18,12 +18,16 @@ std::vector<std::string> prepared(std::vector<std::string> args) {
 
 TEST_CASE("an unknown subcommand is named with the nearest one", "[cli]") {
   auto unknown = [](std::vector<std::string> args) {
-    return unknown_subcommand(args, kSubcommands, {"--socket", "--timeout"});
+    return unknown_subcommand(args, kSubcommands, {"--socket", "--timeout"}, {"--json"});
   };
   CHECK(unknown({"aquire", "k"}) == "unknown subcommand 'aquire' (did you mean acquire?)");
   CHECK(unknown({"--socket", "run", "relese"}) ==
         "unknown subcommand 'relese' (did you mean release?)");
   CHECK(unknown({"frobnicate"}) == "unknown subcommand 'frobnicate'");
+  CHECK(unknown({"--owner", "alice", "acquire", "k"}) ==
+        "unknown subcommand 'alice' (if it is the value of --owner, put --owner after the "
+        "subcommand: it is the subcommand's option)");
+  CHECK(unknown({"--json", "frob"}) == "unknown subcommand 'frob'");
   CHECK_FALSE(unknown({"--json", "get", "k"}));
   CHECK_FALSE(unknown({"--version"}));
 }
