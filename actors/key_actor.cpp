@@ -347,7 +347,10 @@ void KeyActor::on_committed(std::uint64_t seq, bool ok, Events& events) {
 
 void KeyActor::flush_ready(Events* events, std::uint64_t committed, bool ok) {
   Busy& b = *busy_;
-  while (b.pending_head < b.pending.size() && b.pending[b.pending_head].seq <= b.committed_seq) {
+  auto next_ready = [&b] {
+    return b.pending_head < b.pending.size() && b.pending[b.pending_head].seq <= b.committed_seq;
+  };
+  while (next_ready()) {
     PendingReply r = std::move(b.pending[b.pending_head++]);
     bool this_write = events != nullptr && r.seq == committed;
     Event* event = nullptr;
@@ -361,9 +364,7 @@ void KeyActor::flush_ready(Events* events, std::uint64_t committed, bool ok) {
       // not_holder, say) must not reach the holder before the notice of its loss.
       if (event != nullptr && ok) {
         shard_.lost(r.lost_conn, std::move(*event));
-        if (b.pending_head < b.pending.size() && b.pending[b.pending_head].seq <= b.committed_seq) {
-          shard_.send_lost();
-        }
+        if (next_ready()) shard_.send_lost();
       }
       continue;
     }

@@ -425,8 +425,7 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
     status = mark_recovery(o.path, "--recover");
     if (!status.ok()) return nullptr;
   }
-  if (o.mode == OpenMode::normal && marks && marks->durable > 0 &&
-      !std::filesystem::exists(o.path + "/CURRENT")) {
+  if (o.mode == OpenMode::normal && marks && marks->durable > 0 && !existing) {
     status = damaged(o, "its files are missing, and revision " + std::to_string(marks->durable) +
                             " was durable (" + o.marks_path + ")");
     return nullptr;
