@@ -20,6 +20,8 @@
 #include "storage/info_log.hpp"
 #include "storage/ledger_fs.hpp"
 #include "storage/lost_rows.hpp"
+#include "storage/wal_format.hpp"
+#include "storage/wal_replay.hpp"
 #include "storage/wal_tail.hpp"
 
 namespace tenure::storage {
@@ -53,15 +55,20 @@ Status read_last_revision(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
 // The newest write-ahead log of the ledger: where damage that RocksDB reports without a file
 // name (a torn or corrupted WAL) is.
 std::string newest_wal(const std::string& path) {
-  std::string newest;
+  std::vector<std::string> wals;
+  if (!wal::list_wals(path, wals).ok() || wals.empty()) return "";
+  return wals.back();
+}
+
+// Whether the ledger directory holds table files or written WALs: a ledger, even without its
+// CURRENT file. (An open would take it for a new ledger, and write an empty one over it.)
+bool holds_ledger_data(const std::string& path) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-    std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".log" && name > std::filesystem::path(newest).filename()) {
-      newest = entry.path().string();
-    }
+    auto extension = entry.path().extension();
+    if (extension == ".sst" || (extension == ".log" && entry.file_size(ec) > 0)) return true;
   }
-  return newest;
+  return false;
 }
 
 Status damaged(const LedgerOptions& options, const std::string& what) {
@@ -245,7 +252,7 @@ Status check_for_damage(const LedgerOptions& options, const std::optional<Marks>
 
 }  // namespace
 
-Status Ledger::open_db(rocksdb::Options db_options) {
+Status Ledger::open_db(rocksdb::Options db_options, bool orphaned) {
   db_options.allow_concurrent_memtable_write = false;
   auto cfs = families();
   auto open = [&] {
@@ -254,15 +261,18 @@ Status Ledger::open_db(rocksdb::Options db_options) {
     db_.reset(raw);
     return s;
   };
-  rocksdb::Status s = open();
+  // Without its CURRENT file, an open would make a new, empty ledger beside the old files: a
+  // recovery repairs at once.
+  rocksdb::Status s = orphaned ? rocksdb::Status::Corruption("CURRENT is missing") : open();
   if (options_.mode == OpenMode::recover) {
     // The open replayed every WAL record it could read (skipping corrupted ones) and flushed
     // them into table files. A table file that cannot be read, or a missing one, needs a repair:
     // it rebuilds the manifest from the table files it can read; unreadable ones go to lost/.
-    // (It cannot replay WALs itself: it does not know their column families.)
+    // It cannot replay WALs (see wal_replay.hpp): they are set aside, and replayed after it.
     if (s.ok()) s = db_->VerifyChecksum();
     if (!s.ok()) {
       close_db();
+      if (Status aside = set_aside_wals(options_.path); !aside.ok()) return aside;
       s = rocksdb::RepairDB(options_.path, db_options, cfs);
       if (s.ok()) s = open();
     }
@@ -407,6 +417,11 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
     return nullptr;
   }
   const bool existing = std::filesystem::exists(o.path + "/CURRENT");
+  const bool orphaned = !existing && holds_ledger_data(o.path);
+  if (o.mode == OpenMode::normal && orphaned) {
+    status = damaged(o, "its CURRENT file is missing, and its other files are there");
+    return nullptr;
+  }
   if (o.mode == OpenMode::normal && existing && !marks) {
     status = damaged(o, "its marks file " + o.marks_path +
                             " is missing, so the highest revision and token issued are "
@@ -439,8 +454,13 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
   }
   rocksdb::Env* base = o.env ? o.env : rocksdb::Env::Default();
   ledger->env_ = rocksdb::NewCompositeEnv(ledger_file_system(base->GetFileSystem()));
-  status = ledger->open_db(make_options(o, ledger->env_.get()));
+  status = ledger->open_db(make_options(o, ledger->env_.get()), orphaned);
   if (!status.ok()) return nullptr;
+  WalReplay replayed;
+  if (o.mode == OpenMode::recover) {
+    status = replay_set_aside_wals(ledger->db_.get(), ledger->handles_, o.path, replayed);
+    if (!status.ok()) return nullptr;
+  }
   std::uint64_t revision = 0, oldest = 0, token_floor = 0;
   for (Status st : {read_meta(ledger->db_.get(), ledger->cf_.meta, "revision", revision),
                     read_meta(ledger->db_.get(), ledger->cf_.meta, kOldestKey, oldest),
@@ -464,6 +484,13 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
     status = ledger->start_above(marks, revision);
     if (status.ok()) status = clear_recovery_mark(o.path);
     if (!status.ok()) return nullptr;
+    if (replayed.batches > 0 || replayed.damaged > 0) {
+      ledger->recovery_note_ += "; " + std::to_string(replayed.batches) +
+                                " WAL writes replayed after the repair of the table files";
+      if (replayed.damaged > 0) {
+        ledger->recovery_note_ += " (" + std::to_string(replayed.damaged) + " damaged, skipped)";
+      }
+    }
     if (rebuilt > 0) {
       ledger->recovery_note_ +=
           "; " + std::to_string(rebuilt) + " lost lease rows rebuilt from the event log";

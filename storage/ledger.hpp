@@ -118,7 +118,8 @@ class Ledger final : public LedgerStore {
   DurableRead scan_once() const;
 
   Ledger() = default;
-  Status open_db(rocksdb::Options db_options);
+  // `orphaned`: the ledger lost its CURRENT file (only a recovery opens it).
+  Status open_db(rocksdb::Options db_options, bool orphaned);
   void close_db();
   Status check_schema(Revision revision);
   // Writes the rows of the journals above the checkpoint into their column families and the

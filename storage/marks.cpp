@@ -4,34 +4,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/parse_number.hpp"
+#include "storage/file_sync.hpp"
+
 namespace tenure::storage {
 namespace {
-
-Status os_error(const std::string& what, const std::string& path) {
-  int error = errno;
-  return Status(error == ENOSPC ? errc::no_space : errc::io_error,
-                what + " " + path + ": " + std::strerror(error));
-}
-
-Status sync_path(const std::string& path, int flags) {
-  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return os_error("cannot open", path);
-  bool ok = ::fsync(fd) == 0;
-  Status status = ok ? Status() : os_error("cannot fsync", path);
-  ::close(fd);
-  return status;
-}
-
-Status sync_directory_of(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  return sync_path(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
-}
 
 // Replaces `path` with `text` atomically: write, fsync, rename, fsync the directory.
 Status replace_file(const std::string& path, const std::string& text) {

@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "storage/marks.hpp"
+#include "storage/wal_format.hpp"
+#include "storage/wal_replay.hpp"
 #include "storage/wal_tail.hpp"
 #include "tests/support/watch_collector.hpp"
 #include "tests/unit/engine_fixture.hpp"
@@ -206,6 +208,113 @@ TEST_CASE("a lost lease table is rebuilt from the events, each lease with its to
   CHECK(f.renew("rec/7", "a").status == HolderStatus::ok);
   CHECK(f.acquire("rec/7", "b", 600'000).status == AcquireStatus::held);
   CHECK(f.acquire("other", "b").lease->token > issued.revision);
+}
+
+// Removes CURRENT and every MANIFEST: the table files and WALs are left without their index.
+void lose_manifest(const std::string& dir) {
+  int removed = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name == "CURRENT" || name.rfind("MANIFEST-", 0) == 0) removed += fs::remove(entry.path());
+  }
+  REQUIRE(removed >= 2);
+}
+
+// Recovers, and finds every lease of `before` with its token and owner, and rec/0's history.
+void recover_keeping(EngineFixture& f, const Issued& issued, const ListResult& before) {
+  f.config().open_mode = storage::OpenMode::recover;
+  f.open();
+  f.config().open_mode = storage::OpenMode::normal;
+  CHECK(f.list("rec/", 1000).leases.size() == before.leases.size());
+  for (const auto& lease : before.leases) {
+    auto got = f.get(lease.key);
+    REQUIRE(got.lease);
+    CHECK(got.lease->token == lease.lease.token);
+    CHECK(got.lease->owner == lease.lease.owner);
+  }
+  CHECK(f.history("rec/0", 10).tenures.size() == 3);
+  CHECK(f.acquire("other", "b").lease->token > issued.revision);
+  f.reopen();
+  CHECK(f.get("rec/0").lease->token == 3);
+}
+
+TEST_CASE("a ledger whose MANIFEST is lost keeps the changes only its WALs hold", "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  auto before = f.list("rec/", 1000);
+  REQUIRE(before.leases.size() == kKeys);
+  f.close();
+  // Nothing was flushed: every change is in the WAL, which a repair alone would throw away (it
+  // rebuilds the MANIFEST from table files only).
+  lose_manifest(f.data_dir());
+  // Refused without a change: an open would have made a new, empty ledger over the old files.
+  CHECK_THAT(open_error(f), Catch::Contains("its CURRENT file is missing"));
+  CHECK_FALSE(fs::exists(f.data_dir() + "/CURRENT"));
+  recover_keeping(f, issued, before);
+  CHECK_FALSE(fs::exists(f.data_dir() + "/wal-replay"));
+}
+
+TEST_CASE("a recovery killed after its repair replays the WALs it set aside when run again",
+          "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  auto before = f.list("rec/", 1000);
+  f.close();
+  lose_manifest(f.data_dir());
+  // What a recovery killed between the repair and the replay leaves.
+  REQUIRE(storage::mark_recovery(f.data_dir(), "--recover").ok());
+  REQUIRE(storage::set_aside_wals(f.data_dir()).ok());
+  REQUIRE(rocksdb::RepairDB(f.data_dir(), rocksdb::Options()).ok());
+  CHECK_THAT(open_error(f), Catch::Contains("did not finish"));
+  SECTION("the next run replays them") { recover_keeping(f, issued, before); }
+  SECTION("with a WAL written since, set aside after them") {
+    // A repaired ledger numbers its files afresh: a WAL it writes may take a set-aside one's
+    // number, and must be replayed after it, not instead of it.
+    rocksdb::Options options;
+    options.create_missing_column_families = true;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(options, f.data_dir(), test::ledger_families(), &handles, &raw).ok());
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    REQUIRE(raw->Put(wo, handles[4], "written-since", "1").ok());
+    for (auto* h : handles) REQUIRE(raw->DestroyColumnFamilyHandle(h).ok());
+    REQUIRE(raw->Close().ok());
+    delete raw;
+    REQUIRE(storage::set_aside_wals(f.data_dir()).ok());
+    recover_keeping(f, issued, before);
+    f.close();
+    test::with_raw_ledger(f.data_dir(), [](rocksdb::DB& db, const auto& families) {
+      std::string value;
+      rocksdb::Status s = db.Get(rocksdb::ReadOptions(), families[4], "written-since", &value);
+      CHECK(s.ok());
+      return rocksdb::Status::OK();
+    });
+  }
+}
+
+TEST_CASE("a repair replays the WAL records around a damaged one", "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.close();
+  lose_manifest(f.data_dir());
+  // A byte in the payload of the WAL's 100th record: its checksum fails, its header still
+  // frames it, so only that write is lost.
+  std::string wal = newest(f.data_dir(), ".log");
+  std::ifstream in(wal, std::ios::binary);
+  std::string block(storage::wal::kBlock, '\0');
+  in.read(block.data(), static_cast<std::streamsize>(block.size()));
+  std::size_t n = static_cast<std::size_t>(in.gcount()), pos = 0;
+  const auto* data = reinterpret_cast<const unsigned char*>(block.data());
+  for (int record = 0; record < 100; ++record) {
+    auto fragment = storage::wal::read_fragment(data, n, pos);
+    REQUIRE(fragment.kind == storage::wal::Fragment::Kind::whole);
+    pos += storage::wal::kHeader + fragment.length;
+  }
+  auto target = storage::wal::read_fragment(data, n, pos);
+  REQUIRE(target.kind == storage::wal::Fragment::Kind::whole);
+  flip(wal, pos + storage::wal::kHeader + target.length / 2, 1);
+  recover_and_check(f, issued, kKeys - 1);
 }
 
 TEST_CASE("a recovery that stopped half way is refused until it runs again", "[damage]") {
