@@ -79,6 +79,30 @@ std::variant<KeepaliveResult, Error> read_keepalive(std::string_view rest) {
   return result;
 }
 
+// A forwarded reply's (`,"status":…}` after its link id) status, and its token if it has one.
+bool read_tenure(std::string_view rest, std::string_view& status, std::uint64_t& token) {
+  if (rest.empty()) return false;
+  thread_local simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(std::string("{").append(rest.substr(1)));
+  simdjson::ondemand::document doc;
+  std::string_view said;
+  if (parser.iterate(padded).get(doc) || doc["status"].get_string().get(said)) return false;
+  status = said == "acquired" ? "acquired" : said == "released" ? "released" : "";
+  return !status.empty() && !doc["token"].get_uint64().get(token);
+}
+
+// A `lost` notice's key and token.
+bool read_lost(std::string_view message, std::string& key, std::uint64_t& token) {
+  if (message.rfind(R"({"event":"lost")", 0) != 0) return false;
+  thread_local simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(message);
+  simdjson::ondemand::document doc;
+  std::string_view said;
+  if (parser.iterate(padded).get(doc) || doc["key"].get_string().get(said)) return false;
+  key.assign(said);
+  return !doc["token"].get_uint64().get(token);
+}
+
 // The parts of a keepalive sent to every node, summed as they come back on any thread.
 struct Fanout {
   std::shared_ptr<Conversation> conversation;
@@ -93,7 +117,13 @@ struct Fanout {
 
 Router::Router(asio::io_context& io, ServerContext& context, const ClusterView& cluster,
                PeerLimits limits)
-    : io_(io), context_(context), cluster_(cluster), limits_(limits) {}
+    : io_(io),
+      context_(context),
+      cluster_(cluster),
+      limits_(limits),
+      forwarded_leases_(std::make_shared<ForwardedLeases>(
+          context.engine.events(),
+          [this](ConnId conn, Event event) { tell_lost(conn, std::move(event)); })) {}
 
 Router::~Router() { stop(); }
 
@@ -107,6 +137,7 @@ void Router::stop() {
   }
   // Unlocked: a link's strand may be waiting for the mutex (deliver) while stop waits for it.
   for (auto& [node, link] : links) link->stop();
+  forwarded_leases_->stop();
 }
 
 std::shared_ptr<PeerClient> Router::link(const std::string& node) {
@@ -150,7 +181,7 @@ bool Router::route(Conversation& from, std::string_view id, RequestBody& body,
   } else if (owner.empty()) {
     hold(from, slot, id, op, wait_of(body), line, read_at);
   } else {
-    forward(from, owner, id, op, wait_of(body), binds(body), line);
+    forward(from, owner, *key, id, op, wait_of(body), binds(body), line);
   }
   return true;
 }
@@ -159,24 +190,53 @@ void Router::refuse(Conversation& from, std::string_view id, protocol::Op op, co
   from.refuse(static_cast<std::size_t>(op), id, error);
 }
 
-void Router::forward(Conversation& from, const std::string& node, std::string_view id,
-                     protocol::Op op, Millis wait_ms, bool binds, std::string_view line) {
+void Router::forward(Conversation& from, const std::string& node, const std::string& key,
+                     std::string_view id, protocol::Op op, Millis wait_ms, bool binds,
+                     std::string_view line) {
   std::uint64_t link_id = next_link_id_.fetch_add(1, std::memory_order_relaxed);
   std::string out;
   format_forwarded(out, via_of(from), link_id, line, thread_request_parser().id_span());
   PendingRequest& slot = from.pending(op, id, &finish_text, kForwardedReply, wait_ms > 0);
   remember(from, node, binds);
   auto deadline = Steady::now() + cluster_.claim_wait() + std::chrono::milliseconds(wait_ms);
-  link(node)->send(
-      link_id, std::move(out), deadline,
-      [self = from.shared_from_this(), &slot](std::string_view rest, const Error* error) {
-        if (error != nullptr) {
-          format_error(slot.text, slot.id, *error);
-        } else {
-          restore_reply(slot.text, slot.id, rest);
-        }
-        self->answered(&slot);
-      });
+  link(node)->send(link_id, std::move(out), deadline,
+                   [this, self = from.shared_from_this(), &slot, op, key, node](
+                       std::string_view rest, const Error* error) {
+                     if (error != nullptr) {
+                       format_error(slot.text, slot.id, *error);
+                     } else {
+                       note_reply(op, key, self->conn(), node, rest);
+                       restore_reply(slot.text, slot.id, rest);
+                     }
+                     self->answered(&slot);
+                   });
+}
+
+void Router::note_reply(protocol::Op op, const std::string& key, ConnId conn,
+                        const std::string& node, std::string_view rest) {
+  if (op != protocol::Op::acquire && op != protocol::Op::release) return;
+  std::string_view status;
+  std::uint64_t token = 0;
+  if (!read_tenure(rest, status, token)) return;
+  if (op == protocol::Op::acquire && status == "acquired") {
+    forwarded_leases_->granted(key, token, conn, node);
+  } else if (op == protocol::Op::release && status == "released") {
+    forwarded_leases_->ended(key, token);
+  }
+}
+
+std::shared_ptr<Conversation> Router::conversation_of(ConnId conn) {
+  std::lock_guard lock(mutex_);
+  auto found = forwarders_.find(conn);
+  return found != forwarders_.end() ? found->second.conversation.lock() : nullptr;
+}
+
+void Router::tell_lost(ConnId conn, Event event) {
+  std::shared_ptr<Conversation> to = conversation_of(conn);
+  if (!to) return;  // gone: its leases end with it
+  std::vector<Event> lost;
+  lost.push_back(std::move(event));
+  to->on_lost(std::move(lost));
 }
 
 void Router::finish_text(Conversation& self, PendingRequest& slot) {
@@ -277,6 +337,7 @@ void Router::remember(Conversation& from, const std::string& node, bool binds) {
 }
 
 void Router::link_broken(const std::string& node) {
+  forwarded_leases_->orphan(node);
   std::vector<std::shared_ptr<Conversation>> bound;
   {
     std::lock_guard lock(mutex_);
@@ -303,18 +364,17 @@ void Router::disconnect(Conversation& from) {
     nodes = std::move(found->second.nodes);
     forwarders_.erase(found);
   }
+  forwarded_leases_->disconnected(from.conn());
   std::string line;
   format_peer_disconnect(line, via_of(from));
   for (const auto& node : nodes) link(node)->send(0, line, {}, nullptr);
 }
 
 void Router::deliver(ConnId conn, std::string message) {
-  std::shared_ptr<Conversation> to;
-  {
-    std::lock_guard lock(mutex_);
-    auto found = forwarders_.find(conn);
-    if (found != forwarders_.end()) to = found->second.conversation.lock();
-  }
+  std::string key;
+  std::uint64_t token = 0;
+  if (read_lost(message, key, token)) forwarded_leases_->ended(key, token);
+  std::shared_ptr<Conversation> to = conversation_of(conn);
   if (!to) return;  // gone: its leases end with it
   asio::post(to->strand_, [to, message = std::move(message)] {
     to->send([&](std::string& out) { out.append(message); });

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/cluster_view.hpp"
+#include "transports/forwarded_leases.hpp"
 #include "transports/peer_client.hpp"
 #include "transports/peer_wire.hpp"
 #include "transports/request.hpp"
@@ -51,8 +52,15 @@ class Router {
 
   std::shared_ptr<PeerClient> link(const std::string& node);
   // `binds`: an acquire that binds its lease to the connection (release_on_disconnect).
-  void forward(Conversation& from, const std::string& node, std::string_view id, protocol::Op op,
-               Millis wait_ms, bool binds, std::string_view line);
+  void forward(Conversation& from, const std::string& node, const std::string& key,
+               std::string_view id, protocol::Op op, Millis wait_ms, bool binds,
+               std::string_view line);
+  // A PeerClient's strand: what a forwarded reply says of a lease's tenure (ForwardedLeases).
+  void note_reply(protocol::Op op, const std::string& key, ConnId conn, const std::string& node,
+                  std::string_view rest);
+  std::shared_ptr<Conversation> conversation_of(ConnId conn);
+  // The bus's thread: an orphaned lease `event` ended, for the connection `conn`.
+  void tell_lost(ConnId conn, Event event);
   void hold(Conversation& from, std::uint32_t slot, std::string_view id, protocol::Op op,
             Millis wait_ms, std::string_view line, Millis read_at);
   void keepalive(Conversation& from, std::string_view id, KeepaliveRequest& request,
@@ -88,6 +96,7 @@ class Router {
     std::vector<std::string> bound;  // of `nodes`, those it bound leases on
   };
   std::unordered_map<ConnId, Forwarder> forwarders_;
+  std::shared_ptr<ForwardedLeases> forwarded_leases_;
 };
 
 }  // namespace tenure

@@ -207,3 +207,33 @@ TEST_CASE("a waiter for a key of a dead writer is answered unavailable, its conn
   CHECK(again["status"] == "held");
   CHECK(again["holder"] == "h");
 }
+
+TEST_CASE("a lease taken through a node that dies is still reported lost to its holder",
+          "[cluster][two_nodes]") {
+  TwoNodes nodes;
+  auto& [etcd, client, peer_ports, n1, n2] = nodes;
+  LineClient c2 = n2.connect();
+  std::string expiring = key_of(client, "n1", "expiring/");
+  std::string revoked = key_of(client, "n1", "revoked/");
+  // Long enough to be still held when n2 has taken n1's slots over (lease TTL 2 s + 1 s).
+  Json lease = c2.call(acquire_req(expiring, "h", "\"ttl_ms\":8000"));
+  REQUIRE(lease["status"] == "acquired");
+  REQUIRE(c2.call(acquire_req(revoked, "h", "\"ttl_ms\":60000"))["status"] == "acquired");
+
+  n1.kill9();
+  REQUIRE(wait_until([&] { return slots_owned(n2) == kSlots; }, 10s));
+  REQUIRE(n2.connect().call("\"op\":\"revoke\",\"key\":" + quote(revoked))["status"] == "revoked");
+  auto first = c2.next_event(10s);
+  REQUIRE(first);
+  CHECK((*first)["event"] == "lost");
+  CHECK((*first)["key"] == revoked);
+  CHECK((*first)["reason"] == "revoked");
+  // The other at its deadline, on n2 now: once.
+  auto second = c2.next_event(15s);
+  REQUIRE(second);
+  CHECK((*second)["event"] == "lost");
+  CHECK((*second)["key"] == expiring);
+  CHECK((*second)["token"].u64() == lease["token"].u64());
+  CHECK((*second)["reason"] == "expired");
+  CHECK_FALSE(c2.next_event(1500ms));
+}

@@ -1,0 +1,86 @@
+// ForwardedLeases (cluster mode): a lease taken through another node is reported lost from this
+// node's events only once that node can no longer report it itself, and only once.
+#include "transports/forwarded_leases.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace tenure;
+
+namespace {
+
+struct Fixture {
+  EventBus bus;
+  std::vector<std::pair<ConnId, Event>> told;
+  std::shared_ptr<ForwardedLeases> leases = std::make_shared<ForwardedLeases>(
+      bus, [this](ConnId conn, Event event) { told.emplace_back(conn, std::move(event)); });
+  Revision revision = 0;
+
+  void publish(EventType type, const std::string& key, Token token) {
+    Events events;
+    Event event;
+    event.type = type;
+    event.key = key;
+    event.token = token;
+    event.revision = ++revision;
+    events.push_back(std::move(event));
+    bus.publish({&events});
+  }
+  ~Fixture() { leases->stop(); }
+};
+
+}  // namespace
+
+TEST_CASE("a lease's end is told from the events only once its node cannot tell it",
+          "[forwarded_leases]") {
+  Fixture f;
+  f.bus.published_through(0);
+  f.leases->granted("k", 7, 1, "n1");
+  f.leases->granted("other", 3, 2, "n2");
+  // n1 is alive: it tells its own client.
+  f.publish(EventType::expired, "k", 7);
+  CHECK(f.told.empty());
+
+  SECTION("its notice came: nothing more to tell") {
+    f.leases->ended("k", 7);
+    f.leases->orphan("n1");
+    CHECK(f.told.empty());
+  }
+  SECTION("the link broke before its notice came: told then, once") {
+    f.leases->orphan("n1");
+    REQUIRE(f.told.size() == 1);
+    CHECK(f.told[0].first == 1);
+    CHECK(f.told[0].second.key == "k");
+    f.publish(EventType::expired, "k", 7);
+    f.leases->orphan("n1");
+    CHECK(f.told.size() == 1);
+  }
+  SECTION("a lease of a lost node is told at its end, of its own token only") {
+    f.leases->granted("k", 8, 1, "n1");
+    f.leases->orphan("n1");
+    f.told.clear();
+    f.publish(EventType::released, "k", 8);
+    f.publish(EventType::revoked, "k", 9);
+    f.publish(EventType::revoked, "other", 3);  // n2 still tells its own
+    CHECK(f.told.empty());
+    f.publish(EventType::revoked, "k", 8);
+    REQUIRE(f.told.size() == 1);
+    CHECK(f.told[0].second.type == EventType::revoked);
+    CHECK(f.told[0].second.token == 8);
+  }
+  SECTION("a re-acquire through a live node hands the telling back to it") {
+    f.leases->granted("k", 8, 1, "n1");
+    f.leases->orphan("n1");
+    f.told.clear();
+    f.leases->granted("k", 8, 1, "n2");
+    f.publish(EventType::expired, "k", 8);
+    CHECK(f.told.empty());
+  }
+  SECTION("a connection gone is told nothing") {
+    f.leases->granted("k", 8, 1, "n1");
+    f.leases->disconnected(1);
+    f.told.clear();
+    f.leases->orphan("n1");
+    f.publish(EventType::expired, "k", 8);
+    CHECK(f.told.empty());
+  }
+}

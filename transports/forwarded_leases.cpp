@@ -1,0 +1,125 @@
+#include "transports/forwarded_leases.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace tenure {
+
+ForwardedLeases::ForwardedLeases(EventBus& bus, std::function<void(ConnId, Event)> tell)
+    : bus_(bus), tell_(std::move(tell)) {}
+
+void ForwardedLeases::granted(const std::string& key, Token token, ConnId conn,
+                              const std::string& node) {
+  bool subscribe = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    auto& held = by_key_[key];
+    for (std::size_t i = held.size(); i-- > 0;) {
+      if (held[i].token == token) erase(key, held, i);
+    }
+    held.push_back(Held{token, conn, node, false, std::nullopt});
+    keys_of_conn_[conn].push_back(key);
+    subscribe = !subscribed_;
+    subscribed_ = true;
+  }
+  // Outside the lock: the bus may be publishing to us, which takes it.
+  if (subscribe) bus_.subscribe(shared_from_this());
+}
+
+void ForwardedLeases::ended(const std::string& key, Token token) {
+  std::lock_guard lock(mutex_);
+  auto found = by_key_.find(key);
+  if (found == by_key_.end()) return;
+  auto& held = found->second;
+  for (std::size_t i = held.size(); i-- > 0;) {
+    if (held[i].token == token) erase(key, held, i);
+  }
+  if (held.empty()) by_key_.erase(found);
+}
+
+void ForwardedLeases::disconnected(ConnId conn) {
+  std::lock_guard lock(mutex_);
+  auto found = keys_of_conn_.find(conn);
+  if (found == keys_of_conn_.end()) return;
+  std::vector<std::string> keys = std::move(found->second);
+  keys_of_conn_.erase(found);
+  for (const std::string& key : keys) {
+    auto entry = by_key_.find(key);
+    if (entry == by_key_.end()) continue;
+    auto& held = entry->second;
+    std::erase_if(held, [&](const Held& h) { return h.conn == conn; });
+    if (held.empty()) by_key_.erase(entry);
+  }
+}
+
+void ForwardedLeases::orphan(const std::string& node) {
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  for (auto it = by_key_.begin(); it != by_key_.end();) {
+    auto& held = it->second;
+    for (std::size_t i = held.size(); i-- > 0;) {
+      if (held[i].node != node) continue;
+      held[i].orphaned = true;
+      // It ended before the link broke, and the node's notice never came.
+      if (held[i].end) {
+        tell_(held[i].conn, std::move(*held[i].end));
+        erase(it->first, held, i);
+      }
+    }
+    it = held.empty() ? by_key_.erase(it) : std::next(it);
+  }
+}
+
+void ForwardedLeases::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    if (!subscribed_) return;
+    subscribed_ = false;
+  }
+  bus_.unsubscribe(this);
+}
+
+void ForwardedLeases::on_events(const EventBatch& events) {
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;  // a publish that began before stop(): the router may be gone
+  for (const Event& event : *events) {
+    if (event.type != EventType::expired && event.type != EventType::revoked) continue;
+    auto found = by_key_.find(event.key);
+    if (found == by_key_.end()) continue;
+    auto& held = found->second;
+    for (std::size_t i = held.size(); i-- > 0;) {
+      if (held[i].token != event.token) continue;
+      if (!held[i].orphaned) {
+        held[i].end = event;  // its node tells it, unless the link breaks first
+        continue;
+      }
+      tell_(held[i].conn, event);
+      erase(event.key, held, i);
+    }
+    if (held.empty()) by_key_.erase(found);
+  }
+}
+
+void ForwardedLeases::on_gap(Revision resume_from) {
+  std::lock_guard lock(mutex_);
+  subscribed_ = false;  // the bus dropped us: the next grant subscribes again
+  spdlog::warn(
+      "cluster: the events before revision {} were lost to this node; a lease taken through a "
+      "node that is gone may end without its holder hearing of it",
+      resume_from);
+}
+
+void ForwardedLeases::erase(const std::string& key, std::vector<Held>& held, std::size_t at) {
+  ConnId conn = held[at].conn;
+  held.erase(held.begin() + static_cast<std::ptrdiff_t>(at));
+  auto keys = keys_of_conn_.find(conn);
+  if (keys == keys_of_conn_.end()) return;
+  auto& list = keys->second;
+  if (auto k = std::find(list.begin(), list.end(), key); k != list.end()) list.erase(k);
+  if (list.empty()) keys_of_conn_.erase(keys);
+}
+
+}  // namespace tenure
