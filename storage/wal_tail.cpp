@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -18,7 +19,8 @@ namespace {
 struct Walk {
   bool intact = true;
   std::uint64_t records = 0;
-  std::uint64_t torn_end = 0;  // where the first bad record would end (its header's length)
+  std::uint64_t torn_start = 0;  // where the first bad record begins
+  std::uint64_t torn_end = 0;    // where it would end (its header's length)
 
   void block(const unsigned char* data, std::size_t n, std::uint64_t at) {
     std::size_t pos = 0;
@@ -30,6 +32,7 @@ struct Walk {
       }
       if (f.kind == wal::Fragment::Kind::bad) {
         intact = false;
+        torn_start = at + pos;
         torn_end = at + pos + wal::kHeader + f.length;
         return;
       }
@@ -77,9 +80,14 @@ Status scan(int fd, const std::string& path, WalTail& tail) {
   }
   tail.records = walk.records;
   // Preallocated space after the records, perhaps after a record cut short: a crash's tail.
-  // (Without the zeros, a file is left as it is, whatever its end: RocksDB judges it.)
+  // (Without the zeros, a file is left as it is, whatever its end: RocksDB judges it.) A record
+  // is cut short when its end reads as zeros: what a crash did not write of a preallocated file
+  // reads so, from a sector's start at least. A whole record with changed bytes is damage.
+  constexpr std::uint64_t kSector = 512;
+  std::uint64_t unwritten_from =
+      walk.torn_end > 0 ? std::max(walk.torn_start, (walk.torn_end - 1) / kSector * kSector) : 0;
   bool crash_tail = tail.written < tail.size && (tail.written <= tail.records ||
-                                                 (!walk.intact && tail.written <= walk.torn_end));
+                                                 (!walk.intact && tail.written <= unwritten_from));
   tail.cut_at = crash_tail ? tail.records : tail.size;
   return {};
 }

@@ -150,6 +150,26 @@ TEST_CASE("a record a crash cut short before the zeros goes with them; RocksDB r
   }
 }
 
+TEST_CASE("a whole last record with changed bytes is damage, not a crash's tail", "[damage]") {
+  constexpr int kKeys = 21;
+  CrashImage crash(kKeys);
+  storage::WalTail whole = crash.scan_image();
+  {
+    std::fstream io(crash.wal(), std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(crash.records_before_last + 1500));
+    io.put('#');  // the value's bytes are letters: this one changed
+  }
+  storage::WalTail flipped = crash.scan_image();
+  CHECK(flipped.records == crash.records_before_last);
+  CHECK(flipped.written == whole.records);
+  CHECK(flipped.cut_at == flipped.size);
+  std::uint64_t cut = 0;
+  REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
+  CHECK(cut == 0);
+  int found = 0;
+  CHECK(crash.open(kKeys, found).IsCorruption());
+}
+
 TEST_CASE("damage among a WAL's records is left for the open to report", "[damage]") {
   constexpr int kKeys = 200;
   CrashImage crash(kKeys);
