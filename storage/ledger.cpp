@@ -261,9 +261,14 @@ Status Ledger::open_db(rocksdb::Options db_options, bool orphaned) {
     db_.reset(raw);
     return s;
   };
-  // Without its CURRENT file, an open would make a new, empty ledger beside the old files: a
+  // Without its CURRENT file, an open would make a new, empty ledger beside the old files; after
+  // a repair that did not finish, it would take the repair's empty MANIFEST for the ledger: a
   // recovery repairs at once.
-  rocksdb::Status s = orphaned ? rocksdb::Status::Corruption("CURRENT is missing") : open();
+  const bool repair_first =
+      options_.mode == OpenMode::recover && (orphaned || repair_marked(options_.path));
+  rocksdb::Status s = orphaned       ? rocksdb::Status::Corruption("CURRENT is missing")
+                      : repair_first ? rocksdb::Status::Incomplete("a repair did not finish")
+                                     : open();
   if (options_.mode == OpenMode::recover) {
     // The open replayed every WAL record it could read (skipping corrupted ones) and flushed
     // them into table files. A table file that cannot be read, or a missing one, needs a repair:
@@ -272,9 +277,13 @@ Status Ledger::open_db(rocksdb::Options db_options, bool orphaned) {
     if (s.ok()) s = db_->VerifyChecksum();
     if (!s.ok()) {
       close_db();
+      if (Status marked = mark_repair(options_.path); !marked.ok()) return marked;
       if (Status aside = set_aside_wals(options_.path); !aside.ok()) return aside;
       s = rocksdb::RepairDB(options_.path, db_options, cfs);
       if (s.ok()) s = open();
+      if (s.ok()) {
+        if (Status cleared = clear_repair_mark(options_.path); !cleared.ok()) return cleared;
+      }
     }
   }
   if (!s.ok()) {
@@ -440,9 +449,15 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
     status = mark_recovery(o.path, "--recover");
     if (!status.ok()) return nullptr;
   }
-  if (o.mode == OpenMode::normal && marks && marks->durable > 0 && !existing) {
-    status = damaged(o, "its files are missing, and revision " + std::to_string(marks->durable) +
-                            " was durable (" + o.marks_path + ")");
+  // A ledger that ever started reserved revisions (its durable mark may still be 0 if it ran for
+  // under a second): without its files, a new one would issue them again.
+  if (o.mode == OpenMode::normal && marks && marks->reserved > 0 && !existing) {
+    status = damaged(
+        o, "its files are missing, and " +
+               (marks->durable > 0 ? "revision " + std::to_string(marks->durable) + " was durable"
+                                   : "revisions up to " + std::to_string(marks->reserved) +
+                                         " may have been issued") +
+               " (" + o.marks_path + ")");
     return nullptr;
   }
   std::uint64_t cut = 0;

@@ -66,6 +66,15 @@ std::string recovery_mark_path(const std::string& ledger_path) {
   return ledger_path + ".recovering";
 }
 
+std::string repair_mark_path(const std::string& ledger_path) {
+  return ledger_path + ".repairing";
+}
+
+Status remove_mark(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return os_error("cannot remove", path);
+  return sync_directory_of(path);
+}
+
 }  // namespace
 
 Status mark_recovery(const std::string& ledger_path, const std::string& what) {
@@ -87,9 +96,19 @@ Status read_recovery_mark(const std::string& ledger_path, std::optional<std::str
 }
 
 Status clear_recovery_mark(const std::string& ledger_path) {
-  std::string path = recovery_mark_path(ledger_path);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return os_error("cannot remove", path);
-  return sync_directory_of(path);
+  return remove_mark(recovery_mark_path(ledger_path));
+}
+
+Status mark_repair(const std::string& ledger_path) {
+  return replace_file(repair_mark_path(ledger_path), "RepairDB\n");
+}
+
+bool repair_marked(const std::string& ledger_path) {
+  return ::access(repair_mark_path(ledger_path).c_str(), F_OK) == 0;
+}
+
+Status clear_repair_mark(const std::string& ledger_path) {
+  return remove_mark(repair_mark_path(ledger_path));
 }
 
 }  // namespace tenure::storage

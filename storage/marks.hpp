@@ -36,4 +36,12 @@ Status mark_recovery(const std::string& ledger_path, const std::string& what);
 Status read_recovery_mark(const std::string& ledger_path, std::optional<std::string>& what);
 Status clear_recovery_mark(const std::string& ledger_path);
 
+// A repair of the ledger's files (RocksDB's RepairDB) under way, kept beside it
+// (LEDGER.repairing) from before it starts until the repaired ledger opened. A repair killed half
+// way leaves an empty MANIFEST that an open would take for the whole ledger, deleting every table
+// file as obsolete: a recovery that finds the mark repairs again, without opening first.
+Status mark_repair(const std::string& ledger_path);
+bool repair_marked(const std::string& ledger_path);
+Status clear_repair_mark(const std::string& ledger_path);
+
 }  // namespace tenure::storage

@@ -293,6 +293,55 @@ TEST_CASE("a recovery killed after its repair replays the WALs it set aside when
   }
 }
 
+TEST_CASE("a recovery killed inside its repair repairs again, keeping every table file",
+          "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  auto before = f.list("rec/", 1000);
+  f.close();
+  flushed_table(f.data_dir(), "leases");  // every row in table files
+  // What RepairDB killed after its first step leaves: a fresh, empty MANIFEST that CURRENT names
+  // (made here in a directory of its own, and copied in).
+  test::TempDir empty;
+  {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(options, empty.str("db"), &raw).ok());
+    REQUIRE(raw->Close().ok());
+    delete raw;
+  }
+  lose_manifest(f.data_dir());
+  for (const auto& entry : fs::directory_iterator(empty.str("db"))) {
+    std::string name = entry.path().filename().string();
+    if (name == "CURRENT" || name.rfind("MANIFEST-", 0) == 0) {
+      fs::copy_file(entry.path(), f.data_dir() + "/" + name);
+    }
+  }
+  REQUIRE(storage::mark_recovery(f.data_dir(), "--recover").ok());
+  REQUIRE(storage::mark_repair(f.data_dir()).ok());
+  CHECK_THAT(open_error(f), Catch::Contains("did not finish"));
+  recover_keeping(f, issued, before);
+  CHECK_FALSE(storage::repair_marked(f.data_dir()));
+}
+
+TEST_CASE("a ledger whose files are gone is refused though no revision was marked durable yet",
+          "[damage]") {
+  EngineFixture f;
+  Issued issued = fill(f);
+  f.close();
+  // What a crash in the first second of a new ledger leaves: revisions reserved, none marked
+  // durable.
+  fs::remove_all(f.data_dir());
+  REQUIRE(
+      storage::write_marks(f.data_dir() + ".marks", storage::Marks{issued.revision + 10, 0}).ok());
+  CHECK_THAT(open_error(f), Catch::Contains("may have been issued"));
+  f.config().open_mode = storage::OpenMode::recover;
+  f.open();
+  f.config().open_mode = storage::OpenMode::normal;
+  CHECK(f.acquire("rec/0", "b").lease->token > issued.revision);
+}
+
 TEST_CASE("a repair replays the WAL records around a damaged one", "[damage]") {
   EngineFixture f;
   Issued issued = fill(f);
