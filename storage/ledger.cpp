@@ -72,6 +72,11 @@ bool holds_ledger_data(const std::string& path) {
 }
 
 Status damaged(const LedgerOptions& options, const std::string& what) {
+  if (options.mode == OpenMode::restored) {
+    return Status(errc::damaged_ledger, "the backup in " + options.path + " is damaged: " + what +
+                                            ". tenured will not restore it (nothing was "
+                                            "changed); restore another backup.");
+  }
   return Status(errc::damaged_ledger,
                 "the ledger in " + options.path + " is damaged: " + what +
                     ". It cannot be recovered completely, so tenured will not open it (nothing "
@@ -401,6 +406,13 @@ Status Ledger::start_above(const std::optional<Marks>& marks, Revision& revision
   if (!s.ok()) return Status::from(s);
   revision = event_revision;
   return {};
+}
+
+Status Ledger::check_backup(const std::string& dir) {
+  LedgerOptions options;
+  options.path = dir;
+  options.mode = OpenMode::restored;
+  return check_for_damage(options, std::nullopt);
 }
 
 std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& status) {

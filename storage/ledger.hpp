@@ -64,6 +64,9 @@ class Ledger final : public LedgerStore {
  public:
   // Opens (or creates) the ledger. On failure returns null and says why in `status`.
   static std::unique_ptr<Ledger> open(const LedgerOptions& options, Status& status);
+  // Reads every table file and the events' journals of the backup in `dir` without changing it,
+  // as a start checks its ledger: a damaged backup is refused before it replaces anything.
+  static Status check_backup(const std::string& dir);
   ~Ledger() override;
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;

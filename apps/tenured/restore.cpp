@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "storage/ledger.hpp"
 #include "storage/marks.hpp"
 
 namespace tenure {
@@ -15,6 +16,10 @@ bool restore_ledger(const std::string& backup, const std::string& ledger_dir, st
   std::error_code ec;
   if (!fs::exists(fs::path(backup) / "CURRENT", ec)) {
     error = "--restore-from " + backup + " is not a backup of a ledger (it has no CURRENT file)";
+    return false;
+  }
+  if (storage::Status checked = storage::Ledger::check_backup(backup); !checked.ok()) {
+    error = checked.message();
     return false;
   }
   // Marked before the backup goes in: a restore that stops half way is refused, not opened.

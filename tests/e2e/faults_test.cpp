@@ -249,3 +249,40 @@ TEST_CASE("a backup restored goes on above every token issued after it", "[e2e][
   Json later = restored.call(acquire_req("b/later", "b"));
   CHECK(later["token"].u64() > issued);
 }
+
+TEST_CASE("a damaged backup is refused before it replaces anything", "[e2e][faults]") {
+  Daemon d;
+  auto c = d.connect();
+  for (int i = 0; i < 200; ++i) {
+    REQUIRE(c.call(acquire_req("b/" + std::to_string(i), "a"))["status"] == "acquired");
+  }
+  std::string backup = d.root() + "/backup";
+  REQUIRE(run_process({tenure_cli_path(), "--socket", d.socket_path(), "admin", "backup", backup})
+              .exit_code == 0);
+  c.close();
+  REQUIRE(d.terminate().exit_code == 0);
+  // Bytes changed in the middle of the backup's largest file, a table file or its WAL.
+  std::string largest;
+  for (const auto& entry : fs::directory_iterator(backup)) {
+    auto extension = entry.path().extension();
+    if ((extension == ".sst" || extension == ".log") &&
+        (largest.empty() || entry.file_size() > fs::file_size(largest))) {
+      largest = entry.path().string();
+    }
+  }
+  REQUIRE_FALSE(largest.empty());
+  {
+    std::fstream io(largest, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(fs::file_size(largest) / 2));
+    io.write("\xff\x00\xff\x00\xff\x00\xff\x00", 8);
+  }
+  std::vector<std::string> argv = d.argv();
+  argv.push_back("--restore-from");
+  argv.push_back(backup);
+  ProcessResult refused = run_process(argv, ProcessOptions{{}, {}, {}, 30000ms});
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.out + refused.err, Catch::Contains("the backup in " + backup + " is damaged"));
+  // Nothing moved: the ledger starts as it was, without a restore to finish.
+  d.start();
+  CHECK(d.connect().call(get_req("b/7"))["lease"]["owner"] == "a");
+}
