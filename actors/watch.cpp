@@ -85,8 +85,12 @@ void Watch::replay(EngineCore& core, Revision next) {
                                                             " are missing from the event log");
   }
   // Trimmed while this watch read more slowly than the log grew: ended as one that started
-  // too far back, never with a gap.
-  if (status.ok() && !chunk.empty() && chunk.front().revision > next) {
+  // too far back, never with a gap. (The jump before a `recovered` event is no trim: no event
+  // was ever there, and that event says what happened.)
+  const bool recovery_jump = status.ok() && !chunk.empty() &&
+                             chunk.front().type == EventType::recovered &&
+                             core.ledger->oldest_revision() <= next;
+  if (status.ok() && !chunk.empty() && chunk.front().revision > next && !recovery_jump) {
     cancelled_ = true;
     buffered_.clear();
     lock.unlock();

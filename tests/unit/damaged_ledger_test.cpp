@@ -117,6 +117,16 @@ void recover_and_check(EngineFixture& f, const Issued& issued, int must_keep = 0
   }
   auto fresh = f.acquire("never/leased", "b");
   CHECK(fresh.lease->token > issued.revision);
+  // A watcher resuming after the last revision it saw gets the recovery, not `compacted`: no
+  // event was ever in the jump.
+  auto sink = std::make_shared<test::Collector>();
+  Revision current = 0;
+  auto watch = f.engine().watch(WatchFilter{}, Revision{issued.revision + 1}, sink, current);
+  auto resumed = sink->wait_for(1);
+  CHECK_FALSE(sink->compacted(std::chrono::milliseconds(0)));
+  REQUIRE_FALSE(resumed.empty());
+  CHECK(resumed.front().type == EventType::recovered);
+  f.engine().unwatch(watch);
   // A clean restart keeps it so.
   f.reopen();
   auto later = f.acquire("later", "b");
