@@ -397,6 +397,12 @@ Status Ledger::start_above(const std::optional<Marks>& marks, Revision& revision
       (options_.mode == OpenMode::recover ? "recovered a damaged ledger" : "restored a backup") +
       std::string(": revision ") + std::to_string(revision) + " read, restarting at " +
       std::to_string(event_revision) + ", every new token above " + std::to_string(floor);
+  // What the damage took of the acknowledged changes, as far as the marks know (a restore's
+  // backup is older than the marks by design: not a loss to report).
+  if (options_.mode == OpenMode::recover && marks && marks->durable > revision) {
+    recovery_note_ += "; the changes of revisions " + std::to_string(revision + 1) + " to " +
+                      std::to_string(marks->durable) + ", acknowledged, were lost";
+  }
   rocksdb::WriteBatch wb;
   rocksdb::Status s = wb.Put(cf_.meta, "token_floor", big_endian(floor));
   if (s.ok()) s = wb.Put(cf_.events, big_endian(event_revision), encode_event(event));

@@ -86,6 +86,8 @@ TEST_CASE("a damaged WAL stops tenured at start-up; --recover starts above every
 
   d.extra_args().push_back("--recover");
   d.start();
+  // Half the WAL went: the log says which acknowledged revisions were lost.
+  CHECK_THAT(d.log(), Catch::Contains(std::to_string(revision) + ", acknowledged, were lost"));
   auto c = d.connect();
   Json r = c.call(acquire_req("rec/0", "b"));
   if (r["status"] == "held") {
