@@ -4,6 +4,7 @@
 #include <array>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <thread>
 
 #include "core/slot.hpp"
@@ -215,7 +216,8 @@ TEST_CASE("a lease taken through a node that dies is still reported lost to its 
   LineClient c2 = n2.connect();
   std::string expiring = key_of(client, "n1", "expiring/");
   std::string revoked = key_of(client, "n1", "revoked/");
-  // Long enough to be still held when n2 has taken n1's slots over (lease TTL 2 s + 1 s).
+  // Usually still held when n2 has taken n1's slots over (lease TTL 2 s + 1 s); either way it
+  // ends after the link to n1 broke.
   Json lease = c2.call(acquire_req(expiring, "h", "\"ttl_ms\":8000"));
   REQUIRE(lease["status"] == "acquired");
   REQUIRE(c2.call(acquire_req(revoked, "h", "\"ttl_ms\":60000"))["status"] == "acquired");
@@ -223,17 +225,18 @@ TEST_CASE("a lease taken through a node that dies is still reported lost to its 
   n1.kill9();
   REQUIRE(wait_until([&] { return slots_owned(n2) == kSlots; }, 10s));
   REQUIRE(n2.connect().call("\"op\":\"revoke\",\"key\":" + quote(revoked))["status"] == "revoked");
-  auto first = c2.next_event(10s);
-  REQUIRE(first);
-  CHECK((*first)["event"] == "lost");
-  CHECK((*first)["key"] == revoked);
-  CHECK((*first)["reason"] == "revoked");
-  // The other at its deadline, on n2 now: once.
-  auto second = c2.next_event(15s);
-  REQUIRE(second);
-  CHECK((*second)["event"] == "lost");
-  CHECK((*second)["key"] == expiring);
-  CHECK((*second)["token"].u64() == lease["token"].u64());
-  CHECK((*second)["reason"] == "expired");
+  // Each once, in either order: a slow takeover may have found the first lease overdue.
+  std::map<std::string, Json> lost;
+  for (int i = 0; i < 2; ++i) {
+    auto event = c2.next_event(20s);
+    REQUIRE(event);
+    CHECK((*event)["event"] == "lost");
+    lost[(*event)["key"].str()] = *event;
+  }
+  REQUIRE(lost.count(revoked) == 1);
+  CHECK(lost[revoked]["reason"] == "revoked");
+  REQUIRE(lost.count(expiring) == 1);
+  CHECK(lost[expiring]["reason"] == "expired");
+  CHECK(lost[expiring]["token"].u64() == lease["token"].u64());
   CHECK_FALSE(c2.next_event(1500ms));
 }
