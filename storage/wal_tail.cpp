@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <vector>
 
 #include "core/unique_fd.hpp"
@@ -21,6 +22,10 @@ struct Walk {
   std::uint64_t records = 0;
   std::uint64_t torn_start = 0;  // where the first bad record begins
   std::uint64_t torn_end = 0;    // where it would end (its header's length)
+  // Whether its length keeps it inside its block, as every record's does.
+  bool torn_fits = false;
+  // Where the first intact record after its start begins, if one does in its block.
+  std::optional<std::uint64_t> intact_after;
 
   void block(const unsigned char* data, std::size_t n, std::uint64_t at) {
     std::size_t pos = 0;
@@ -34,6 +39,13 @@ struct Walk {
         intact = false;
         torn_start = at + pos;
         torn_end = at + pos + wal::kHeader + f.length;
+        torn_fits = pos + wal::kHeader + f.length <= wal::kBlock;
+        for (std::size_t next = pos + 1; next + wal::kHeader <= n; ++next) {
+          if (wal::read_fragment(data, n, next).kind == wal::Fragment::Kind::whole) {
+            intact_after = at + next;
+            break;
+          }
+        }
         return;
       }
       pos += wal::kHeader + f.length;
@@ -82,12 +94,15 @@ Status scan(int fd, const std::string& path, WalTail& tail) {
   // Preallocated space after the records, perhaps after a record cut short: a crash's tail.
   // (Without the zeros, a file is left as it is, whatever its end: RocksDB judges it.) A record
   // is cut short when its end reads as zeros: what a crash did not write of a preallocated file
-  // reads so, from a sector's start at least. A whole record with changed bytes is damage.
+  // reads so, from a sector's start at least. It is damage instead when its bytes changed (a
+  // whole record), when its length runs out of its block (no record does), or when an intact
+  // record follows it (a crash cuts the last write, and nothing after it).
   constexpr std::uint64_t kSector = 512;
   std::uint64_t unwritten_from =
       walk.torn_end > 0 ? std::max(walk.torn_start, (walk.torn_end - 1) / kSector * kSector) : 0;
-  bool crash_tail = tail.written < tail.size && (tail.written <= tail.records ||
-                                                 (!walk.intact && tail.written <= unwritten_from));
+  bool torn_by_crash = !walk.intact && walk.torn_fits && tail.written <= unwritten_from &&
+                       !(walk.intact_after && *walk.intact_after < tail.written);
+  bool crash_tail = tail.written < tail.size && (tail.written <= tail.records || torn_by_crash);
   tail.cut_at = crash_tail ? tail.records : tail.size;
   return {};
 }

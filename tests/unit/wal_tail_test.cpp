@@ -15,6 +15,7 @@
 #include <string>
 
 #include "storage/ledger_fs.hpp"
+#include "storage/wal_format.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace tenure;
@@ -163,6 +164,38 @@ TEST_CASE("a whole last record with changed bytes is damage, not a crash's tail"
   CHECK(flipped.records == crash.records_before_last);
   CHECK(flipped.written == whole.records);
   CHECK(flipped.cut_at == flipped.size);
+  std::uint64_t cut = 0;
+  REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
+  CHECK(cut == 0);
+  int found = 0;
+  CHECK(crash.open(kKeys, found).IsCorruption());
+}
+
+TEST_CASE("a changed length is damage, not a crash's tail, wherever its record is", "[damage]") {
+  constexpr int kKeys = 21;
+  CrashImage crash(kKeys);
+  storage::WalTail whole = crash.scan_image();
+  // A record's length is bytes 4 and 5 of its header, little-endian.
+  auto change_length = [&](std::uint64_t record, unsigned char high) {
+    std::fstream io(crash.wal(), std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(record + 5));
+    io.put(static_cast<char>(high));
+  };
+  SECTION("the last record's, past its block") { change_length(crash.records_before_last, 0xff); }
+  SECTION("the record before it, over the last one and past the written end") {
+    std::string block(storage::wal::kBlock, '\0');
+    std::ifstream(crash.wal(), std::ios::binary).read(block.data(), block.size());
+    const auto* data = reinterpret_cast<const unsigned char*>(block.data());
+    std::uint64_t before_last = 0;
+    for (std::uint64_t at = 0; at < crash.records_before_last;) {
+      before_last = at;
+      at += storage::wal::kHeader + storage::wal::read_fragment(data, block.size(), at).length;
+    }
+    change_length(before_last, 0x10);  // 4 KiB longer: it would end in the zeros
+  }
+  storage::WalTail changed = crash.scan_image();
+  CHECK(changed.written == whole.records);
+  CHECK(changed.cut_at == changed.size);
   std::uint64_t cut = 0;
   REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
   CHECK(cut == 0);
