@@ -131,6 +131,10 @@ rocksdb::Options make_options(const LedgerOptions& options, rocksdb::Env* env) {
   if (options.mode == OpenMode::recover) {
     db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
   }
+  // A backup's WALs were synced whole when it was made: nothing in them may be cut off.
+  if (options.mode == OpenMode::restored) {
+    db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+  }
   db_options.paranoid_checks = true;
   // Table files (flushes, compactions) are written back a MiB at a time, not all at their
   // final sync: that burst of writeback queued every WAL sync behind it, and a commit then took
@@ -188,7 +192,8 @@ namespace {
 Status read_journals(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
                      rocksdb::ColumnFamilyHandle* meta,
                      const std::function<void(const Event&, Journal&)>& visit,
-                     const std::function<Status(Revision)>& on_bad) {
+                     const std::function<Status(Revision)>& on_bad,
+                     const std::function<Status(Revision, Revision)>& on_gap = nullptr) {
   std::string schema;
   rocksdb::Status s = db->Get(rocksdb::ReadOptions(), meta, "schema", &schema);
   if (s.IsNotFound() || (s.ok() && schema != kSchemaVersion)) return {};
@@ -199,12 +204,20 @@ Status read_journals(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
   read.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(read, events));
   Journal journal;
+  Revision expected = checkpoint + 1;
   for (it->Seek(big_endian(checkpoint + 1)); it->Valid(); it->Next()) {
     Revision revision = from_big_endian(it->key().ToStringView());
     auto event = decode_event(it->value().ToStringView(), revision, &journal);
+    Revision missing_from = expected;
+    expected = revision + 1;
     if (!event) {
       if (Status st = on_bad(revision); !st.ok()) return st;
       continue;
+    }
+    // Above the checkpoint the log is whole (never trimmed there), but for the revisions a
+    // recovery jumped over, which its `recovered` event ends.
+    if (on_gap && revision > missing_from && event->type != EventType::recovered) {
+      if (Status st = on_gap(missing_from, revision - 1); !st.ok()) return st;
     }
     if (journal.present) visit(*event, journal);
   }
@@ -241,6 +254,14 @@ Status check_for_damage(const LedgerOptions& options, const std::optional<Marks>
         [&](Revision bad) {
           return damaged(options, "the event at revision " + std::to_string(bad) +
                                       ", above the last checkpoint, cannot be decoded");
+        },
+        [&](Revision from, Revision to) {
+          std::string wal = newest_wal(options.path);
+          return damaged(options, "the events of revisions " + std::to_string(from) + " to " +
+                                      std::to_string(to) +
+                                      ", above the last checkpoint, are missing: a WAL that held "
+                                      "them is lost or damaged" +
+                                      (wal.empty() ? "" : " (newest WAL: " + wal + ")"));
         });
   }
   if (status.ok() && marks && revision < marks->durable) {
@@ -478,8 +499,10 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
                " (" + o.marks_path + ")");
     return nullptr;
   }
+  // A backup's WALs were synced whole when it was made: a record cut short there is damage (a
+  // restore checked the backup before it put it in place), never a crash's.
   std::uint64_t cut = 0;
-  status = cut_wal_tails(o.path, cut);
+  status = o.mode == OpenMode::restored ? Status() : cut_wal_tails(o.path, cut);
   if (!status.ok()) return nullptr;
   if (o.mode == OpenMode::normal) {
     status = check_for_damage(o, marks);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "storage/codec.hpp"
 #include "storage/marks.hpp"
 #include "storage/wal_format.hpp"
 #include "storage/wal_replay.hpp"
@@ -147,6 +148,40 @@ TEST_CASE("a WAL truncated to half is refused, then recovered above every token"
   CHECK_THAT(error, Catch::Contains(fs::path(wal).filename().string()));
   CHECK(open_error(f) == error);  // refusing changed nothing
   CHECK_THAT(error, Catch::Contains("--recover"));
+  recover_and_check(f, issued);
+}
+
+TEST_CASE("events missing above the checkpoint are refused, then recovered above every token",
+          "[damage]") {
+  // No checkpoint but the one at a clean stop: the events after it are the only copy of their
+  // rows.
+  EngineConfig config;
+  config.checkpoint_every = std::chrono::hours(1);
+  EngineFixture f(config);
+  REQUIRE(f.acquire("first", "a").status == AcquireStatus::acquired);
+  f.reopen();  // the checkpoint
+  Issued issued = fill(f);
+  // What a kill -9 leaves (copied while it runs), then what a WAL lost between two others takes:
+  // events in the middle of those above the checkpoint.
+  std::string image = f.data_dir() + ".crash";
+  fs::copy(f.data_dir(), image, fs::copy_options::recursive);
+  f.close();
+  fs::remove_all(f.data_dir());
+  fs::rename(image, f.data_dir());
+  test::with_raw_ledger(f.data_dir(), [&](rocksdb::DB& db, const auto& families) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    rocksdb::Status s;
+    for (Revision r = issued.revision - 20; r < issued.revision - 10 && s.ok(); ++r) {
+      s = db.Delete(wo, families[3], storage::big_endian(r));
+    }
+    return s;
+  });
+  std::string error = open_error(f);
+  CHECK_THAT(error,
+             Catch::Contains("the events of revisions " + std::to_string(issued.revision - 20) +
+                             " to " + std::to_string(issued.revision - 11) +
+                             ", above the last checkpoint, are missing"));
   recover_and_check(f, issued);
 }
 
