@@ -104,6 +104,19 @@ void zero(const std::string& file, std::uint64_t from, std::uint64_t to) {
   io.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
 }
 
+// A WAL changed in its whole records (`whole` before the change): nothing is cut, and RocksDB
+// refuses it.
+void left_for_the_open(const CrashImage& crash, const storage::WalTail& whole, int keys) {
+  storage::WalTail changed = crash.scan_image();
+  CHECK(changed.written == whole.records);
+  CHECK(changed.cut_at == changed.size);
+  std::uint64_t cut = 0;
+  REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
+  CHECK(cut == 0);
+  int found = 0;
+  CHECK(crash.open(keys, found).IsCorruption());
+}
+
 }  // namespace
 
 TEST_CASE("a crash's preallocated WAL tail is cut back to the last record; every write is kept",
@@ -160,15 +173,8 @@ TEST_CASE("a whole last record with changed bytes is damage, not a crash's tail"
     io.seekp(static_cast<std::streamoff>(crash.records_before_last + 1500));
     io.put('#');  // the value's bytes are letters: this one changed
   }
-  storage::WalTail flipped = crash.scan_image();
-  CHECK(flipped.records == crash.records_before_last);
-  CHECK(flipped.written == whole.records);
-  CHECK(flipped.cut_at == flipped.size);
-  std::uint64_t cut = 0;
-  REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
-  CHECK(cut == 0);
-  int found = 0;
-  CHECK(crash.open(kKeys, found).IsCorruption());
+  CHECK(crash.scan_image().records == crash.records_before_last);
+  left_for_the_open(crash, whole, kKeys);
 }
 
 TEST_CASE("a changed length is damage, not a crash's tail, wherever its record is", "[damage]") {
@@ -193,14 +199,7 @@ TEST_CASE("a changed length is damage, not a crash's tail, wherever its record i
     }
     change_length(before_last, 0x10);  // 4 KiB longer: it would end in the zeros
   }
-  storage::WalTail changed = crash.scan_image();
-  CHECK(changed.written == whole.records);
-  CHECK(changed.cut_at == changed.size);
-  std::uint64_t cut = 0;
-  REQUIRE(storage::cut_wal_tails(crash.image.str("db"), cut).ok());
-  CHECK(cut == 0);
-  int found = 0;
-  CHECK(crash.open(kKeys, found).IsCorruption());
+  left_for_the_open(crash, whole, kKeys);
 }
 
 TEST_CASE("damage among a WAL's records is left for the open to report", "[damage]") {
