@@ -66,9 +66,7 @@ std::string recovery_mark_path(const std::string& ledger_path) {
   return ledger_path + ".recovering";
 }
 
-std::string repair_mark_path(const std::string& ledger_path) {
-  return ledger_path + ".repairing";
-}
+std::string repair_mark_path(const std::string& ledger_path) { return ledger_path + ".repairing"; }
 
 Status remove_mark(const std::string& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return os_error("cannot remove", path);
