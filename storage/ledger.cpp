@@ -291,10 +291,9 @@ Status Ledger::open_db(rocksdb::Options db_options, bool orphaned) {
   // a repair that did not finish, it would take the repair's empty MANIFEST for the ledger: a
   // recovery repairs at once.
   const bool repair_first =
-      options_.mode == OpenMode::recover && (orphaned || repair_marked(options_.path));
-  rocksdb::Status s = orphaned       ? rocksdb::Status::Corruption("CURRENT is missing")
-                      : repair_first ? rocksdb::Status::Incomplete("a repair did not finish")
-                                     : open();
+      orphaned || (options_.mode == OpenMode::recover && repair_marked(options_.path));
+  rocksdb::Status s =
+      repair_first ? rocksdb::Status::Incomplete("the ledger needs a repair first") : open();
   if (options_.mode == OpenMode::recover) {
     // The open replayed every WAL record it could read (skipping corrupted ones) and flushed
     // them into table files. A table file that cannot be read, or a missing one, needs a repair:
