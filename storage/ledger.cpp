@@ -72,6 +72,14 @@ bool holds_ledger_data(const std::string& path) {
 }
 
 Status damaged(const LedgerOptions& options, const std::string& what) {
+  if (options.mode == OpenMode::taken) {
+    // It shares its table files with the ledger (hard links): their damage is the ledger's.
+    return Status(errc::damaged_ledger,
+                  "the backup just taken in " + options.path +
+                      " is damaged, so it was removed: " + what +
+                      ". If a table file is named, the ledger's own copy of it is damaged too "
+                      "(see docs/operations.md, \"Damaged ledger\").");
+  }
   if (options.mode == OpenMode::restored) {
     return Status(errc::damaged_ledger, "the backup in " + options.path + " is damaged: " + what +
                                             ". tenured will not restore it (nothing was "
@@ -132,7 +140,7 @@ rocksdb::Options make_options(const LedgerOptions& options, rocksdb::Env* env) {
     db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
   }
   // A backup's WALs were synced whole when it was made: nothing in them may be cut off.
-  if (options.mode == OpenMode::restored) {
+  if (options.mode == OpenMode::restored || options.mode == OpenMode::taken) {
     db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
   }
   db_options.paranoid_checks = true;
@@ -266,9 +274,11 @@ Status check_for_damage(const LedgerOptions& options, const std::optional<Marks>
   }
   if (status.ok() && marks && revision < marks->durable) {
     std::string wal = newest_wal(options.path);
+    std::string source = options.mode == OpenMode::taken ? "in the ledger when the backup began"
+                                                         : "(" + options.marks_path + ")";
     status = damaged(options, "it ends at revision " + std::to_string(revision) + " but revision " +
-                                  std::to_string(marks->durable) + " was durable (" +
-                                  options.marks_path + "); acknowledged changes are missing" +
+                                  std::to_string(marks->durable) + " was durable " + source +
+                                  "; acknowledged changes are missing" +
                                   (wal.empty() ? "" : " (newest WAL: " + wal + ")"));
   }
   for (auto* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
@@ -826,13 +836,30 @@ Status Ledger::compact_history(Millis now, std::size_t& dropped) {
 }
 
 Status Ledger::backup(const std::string& dir) const {
+  // Every change durable before the copy begins is in it.
+  Marks contains{0, revision()};
   rocksdb::Checkpoint* raw = nullptr;
   rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &raw);
   if (!s.ok()) return Status::from(s);
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
   // Flushes the memtables first unless the WALs are small; either way the copy is consistent
   // and its WALs are synced.
-  return Status::from(checkpoint->CreateCheckpoint(dir));
+  if (s = checkpoint->CreateCheckpoint(dir); !s.ok()) return Status::from(s);
+  // Read through as a restore would, now rather than when the backup is needed: a damaged one
+  // is removed, so that nobody keeps it as good.
+  LedgerOptions check;
+  check.path = dir;
+  check.mode = OpenMode::taken;
+  Status checked = check_for_damage(check, contains);
+  if (!checked.ok()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (ec) {
+      return Status(errc::damaged_ledger,
+                    checked.message() + " (removing it failed: " + ec.message() + ")");
+    }
+  }
+  return checked;
 }
 
 }  // namespace tenure::storage

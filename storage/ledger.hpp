@@ -35,11 +35,12 @@ class Env;
 
 namespace tenure::storage {
 
-// How to open a ledger that may be damaged (§6).
+// How to open a ledger that may be damaged (§6), or whose ledger a check reads.
 enum class OpenMode {
   normal,    // refuse a ledger that cannot be recovered completely
   recover,   // salvage what can be read, then start above every revision and token issued
   restored,  // a backup was put in place: start above every revision and token issued
+  taken,     // a backup just taken, read once before it is reported done (check only)
 };
 
 struct LedgerOptions {

@@ -291,3 +291,37 @@ TEST_CASE("a damaged backup is refused before it replaces anything", "[e2e][faul
   d.start();
   CHECK(d.connect().call(get_req("b/7"))["lease"]["owner"] == "a");
 }
+
+TEST_CASE("a backup is read through when taken: a damaged table file fails it, and it is removed",
+          "[e2e][faults]") {
+  Daemon d;
+  auto c = d.connect();
+  for (int i = 0; i < 200; ++i) {
+    REQUIRE(c.call(acquire_req("t/" + std::to_string(i), "a"))["status"] == "acquired");
+  }
+  c.close();
+  REQUIRE(d.terminate().exit_code == 0);  // its stop flushes the rows into table files
+  d.start();                              // whose start-up check reads them whole
+  std::string largest;
+  for (const auto& entry : fs::directory_iterator(d.data_dir() + "/ledger")) {
+    if (entry.path().extension() == ".sst" &&
+        (largest.empty() || entry.file_size() > fs::file_size(largest))) {
+      largest = entry.path().string();
+    }
+  }
+  REQUIRE_FALSE(largest.empty());
+  // Damaged under the running daemon, which has read it already: only a backup reads it again.
+  {
+    std::fstream io(largest, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(fs::file_size(largest) / 2));
+    io.write("\xff\x00\xff\x00\xff\x00\xff\x00", 8);
+  }
+  std::string backup = d.root() + "/backup";
+  ProcessResult made =
+      run_process({tenure_cli_path(), "--socket", d.socket_path(), "admin", "backup", backup});
+  CHECK(made.exit_code == 1);
+  CHECK_THAT(made.out + made.err,
+             Catch::Contains("the backup just taken in " + backup + " is damaged"));
+  CHECK_FALSE(fs::exists(backup));
+  d.kill9();  // its ledger is damaged: how it stops is not this test's
+}
