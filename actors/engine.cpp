@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <latch>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <variant>
 
 #include "actors/engine_core.hpp"
 #include "actors/key_actor.hpp"
 #include "actors/reads.hpp"
+#include "core/thread_name.hpp"
 #include "storage/ledger.hpp"
 
 namespace tenure {
@@ -124,6 +126,11 @@ struct Engine::Impl {
   // waits for it, so that nothing of a request is queued behind the shutdown of the shards.
   TurnGate requests;
   std::atomic<std::uint64_t> next_watch_id{1};
+  // The backup being taken, if any (Engine::backup): stop() waits for it before the ledger
+  // closes.
+  std::mutex backup_mutex;
+  std::thread backup_thread;
+  bool backing_up = false;
 
   // Counts the request and lets it in unless the engine is stopping (then answers it).
   template <typename Result>
@@ -377,6 +384,12 @@ void Engine::stop() {
   if (!impl_->requests.wait_idle(kPatience)) {
     spdlog::warn("stopping with {} requests not yet run", impl_->requests.open());
   }
+  std::thread backup;
+  {
+    std::lock_guard lock(impl_->backup_mutex);
+    backup = std::move(impl_->backup_thread);
+  }
+  if (backup.joinable()) backup.join();  // it reads the ledger, which closes below
   // Every admitted request has had its turn: the waiters queued now are all there will be.
   impl_->on_every_shard(
       [](Shard& shard) {
@@ -559,8 +572,41 @@ storage::Status Engine::events_from(Revision from, std::size_t limit,
   return impl_->core.ledger->events_from(from, limit, events);
 }
 
-storage::Status Engine::backup(const std::string& dir) const {
-  return impl_->core.ledger->backup(dir);
+void Engine::backup(BackupRequest request, Reply<BackupResult> reply) {
+  Impl& impl = *impl_;
+  BackupResult refused;
+  refused.dir = request.dir;
+  if (!impl.requests.enter()) {
+    refused.error = Error{errc::unavailable, "the server is shutting down"};
+    reply(std::move(refused));
+    return;
+  }
+  std::unique_lock lock(impl.backup_mutex);
+  if (impl.backing_up) {
+    lock.unlock();
+    impl.requests.leave();
+    refused.error =
+        Error{errc::too_many_requests, "a backup is being taken; ask again once it is done"};
+    reply(std::move(refused));
+    return;
+  }
+  if (impl.backup_thread.joinable()) impl.backup_thread.join();  // done: it cleared backing_up
+  impl.backing_up = true;
+  impl.backup_thread = std::thread([&impl, dir = std::move(request.dir), reply = std::move(reply)] {
+    name_this_thread("backup");
+    BackupResult result;
+    result.dir = dir;
+    result.revision = impl.core.ledger->revision();
+    if (storage::Status status = impl.core.ledger->backup(dir); !status.ok()) {
+      result.error = Error{errc::unavailable, "cannot back up the ledger: " + status.message()};
+    }
+    {
+      std::lock_guard done(impl.backup_mutex);
+      impl.backing_up = false;
+    }
+    reply(std::move(result));
+    impl.requests.leave();
+  });
 }
 
 bool Engine::healthy() const { return impl_->core.ledger->healthy(); }

@@ -161,8 +161,10 @@ class Engine {
 
   EventBus& events();
   storage::Status events_from(Revision from, std::size_t limit, std::vector<Event>& events) const;
-  // An online, consistent copy of the ledger in `dir`, which must not exist (see Ledger::backup).
-  storage::Status backup(const std::string& dir) const;
+  // An online, consistent copy of the ledger in `dir`, which must not exist, read through before
+  // it is reported (see Ledger::backup). Runs on a thread of its own, one backup at a time: a
+  // big ledger takes seconds to read. The reply comes from that thread.
+  void backup(BackupRequest request, Reply<BackupResult> reply);
   bool healthy() const;
   Revision revision() const;
   Revision oldest_revision() const;

@@ -142,6 +142,19 @@ struct HistoryResult {
   std::optional<Token> next;
 };
 
+// Admin only: an online, consistent copy of the ledger in `dir`, an absolute path that does not
+// exist yet, on the server's machine (docs/operations.md, "Backups").
+struct BackupRequest {
+  std::string dir;
+  Caller caller;
+};
+
+struct BackupResult {
+  std::optional<Error> error;
+  std::string dir;
+  Revision revision = 0;  // every change up to it is in the backup
+};
+
 template <typename Result>
 using Reply = std::function<void(Result)>;
 

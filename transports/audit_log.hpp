@@ -1,7 +1,7 @@
 #pragma once
 // The operations log (--audit-log): one JSON line per mutation a client asked for (acquire,
-// renew, release, keepalive, revoke) with who asked and what came of it. Off unless opened. Each
-// line is written whole with one append, so lines never interleave; reopen() (on SIGHUP) lets
+// renew, release, keepalive, revoke, backup) with who asked and what came of it. Off unless opened.
+// Each line is written whole with one append, so lines never interleave; reopen() (on SIGHUP) lets
 // log rotation move the file away.
 #include <sys/types.h>
 
@@ -78,5 +78,6 @@ AuditOutcome audit_outcome(const Result&, protocol::Op) {
 AuditOutcome audit_outcome(const AcquireResult& result, protocol::Op op);
 AuditOutcome audit_outcome(const HolderResult& result, protocol::Op op);
 AuditOutcome audit_outcome(const KeepaliveResult& result, protocol::Op op);
+AuditOutcome audit_outcome(const BackupResult& result, protocol::Op op);
 
 }  // namespace tenure

@@ -148,7 +148,7 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   void end_watch(const std::shared_ptr<Subscription>& subscription);
   void deliver(const std::shared_ptr<Subscription>& subscription, const std::vector<Event>& events);
   void report_lag(const std::shared_ptr<Subscription>& subscription);
-  void backup(std::string_view id, const BackupRequest& request);
+  void backup(std::string_view id, BackupRequest& request);
   void report_compacted(const std::shared_ptr<Subscription>& subscription, Revision oldest);
   void report_failed(const std::shared_ptr<Subscription>& subscription, Revision resume_from,
                      const std::string& message);

@@ -272,21 +272,15 @@ void Conversation::dispatch(std::string_view id, RequestBody& body) {
       body);
 }
 
-void Conversation::backup(std::string_view id, const BackupRequest& request) {
+void Conversation::backup(std::string_view id, BackupRequest& request) {
   constexpr protocol::Op op = protocol::Op::backup;
-  Engine& engine = context_.engine;
-  Revision revision = engine.revision();
-  std::optional<Error> refusal;
   if (std::error_code ec; std::filesystem::exists(request.dir, ec) || ec) {
-    refusal = Error{errc::bad_request, "dir " + request.dir + " exists already"};
-  } else if (storage::Status status = engine.backup(request.dir); !status.ok()) {
-    // Runs on this strand: a checkpoint is a flush and hard links, quick next to its rarity.
-    refusal = Error{errc::unavailable, "cannot back up the ledger: " + status.message()};
+    refuse(static_cast<std::size_t>(op), id,
+           Error{errc::bad_request, "dir " + request.dir + " exists already"});
+    return;
   }
-  reply(op, [&](std::string& out) {
-    return refusal ? format_error(out, id, *refusal)
-                   : format_backup(out, id, request.dir, revision);
-  });
+  call(&Engine::backup, std::move(request),
+       pending(op, id, reply_with<BackupResult, format_backup>, kSmallReply));
 }
 
 void Conversation::start_watch(std::string_view id, WatchRequest& request) {

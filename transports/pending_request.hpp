@@ -32,7 +32,7 @@ struct PendingRequest {
   bool audited = false;
   AuditSubject audit;
   std::variant<std::monostate, AcquireResult, HolderResult, GetResult, KeepaliveResult, ListResult,
-               HistoryResult>
+               HistoryResult, BackupResult>
       result;
   // Cluster mode: a forwarded request's reply as the client gets it, or a request waiting for its
   // slot's claim and when it was read.

@@ -256,10 +256,11 @@ ReplyOutcome format_pong(std::string& out, std::string_view id) {
   return ReplyStatus::pong;
 }
 
-ReplyOutcome format_backup(std::string& out, std::string_view id, const std::string& dir,
-                           Revision revision) {
+ReplyOutcome format_backup(std::string& out, std::string_view id, const BackupResult& result) {
+  if (result.error) return format_error(out, id, *result.error);
   JsonWriter w(out);
-  begin_reply(w, id, ReplyStatus::ok).field("dir", dir).field("revision", revision).end_object();
+  begin_reply(w, id, ReplyStatus::ok).field("dir", result.dir);
+  w.field("revision", result.revision).end_object();
   return ReplyStatus::ok;
 }
 

@@ -51,9 +51,7 @@ ReplyOutcome format_keepalive(std::string& out, std::string_view id, const Keepa
 ReplyOutcome format_list(std::string& out, std::string_view id, const ListResult& result);
 ReplyOutcome format_history(std::string& out, std::string_view id, const HistoryResult& result);
 ReplyOutcome format_pong(std::string& out, std::string_view id);
-// `revision`: every change up to it is in the backup.
-ReplyOutcome format_backup(std::string& out, std::string_view id, const std::string& dir,
-                           Revision revision);
+ReplyOutcome format_backup(std::string& out, std::string_view id, const BackupResult& result);
 ReplyOutcome format_watching(std::string& out, std::string_view id, std::uint64_t watch_id,
                              Revision current);
 ReplyOutcome format_unwatched(std::string& out, std::string_view id, std::uint64_t watch_id);

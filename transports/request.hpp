@@ -24,11 +24,6 @@ struct UnwatchRequest {
 };
 
 struct StatsRequest {};
-// Admin only: an online, consistent copy of the ledger in `dir`, an absolute path that does not
-// exist yet, on the server's machine.
-struct BackupRequest {
-  std::string dir;
-};
 struct PingRequest {};
 
 // One alternative per op, in the order of protocol::Op (the parser checks each against its op's

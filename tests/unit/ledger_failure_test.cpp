@@ -6,6 +6,9 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+#include <future>
+#include <latch>
 #include <stdexcept>
 #include <thread>
 
@@ -67,11 +70,15 @@ struct FullDiskEnv {
 };
 
 // A real ledger whose reads can be made to fail, as an etcd ledger's do while etcd is away or a
-// write's outcome is not known yet.
-class UnreadableLedger : public storage::LedgerStore {
+// write's outcome is not known yet, and whose backups run `before_backup` first.
+class ControlledLedger : public storage::LedgerStore {
  public:
-  UnreadableLedger(std::unique_ptr<storage::Ledger> ledger, const std::atomic<bool>& unreadable)
-      : ledger_(std::move(ledger)), unreadable_(unreadable) {}
+  ControlledLedger(
+      std::unique_ptr<storage::Ledger> ledger, const std::atomic<bool>& unreadable,
+      std::function<void()> before_backup = [] {})
+      : ledger_(std::move(ledger)),
+        unreadable_(unreadable),
+        before_backup_(std::move(before_backup)) {}
 
   storage::Status load(std::string_view key, storage::LoadedState& loaded) const override {
     if (unreadable_) return storage::Status(storage::errc::io_error, "test: cannot read");
@@ -97,7 +104,10 @@ class UnreadableLedger : public storage::LedgerStore {
   storage::Status compact_history(Millis now, std::size_t& dropped) override {
     return ledger_->compact_history(now, dropped);
   }
-  storage::Status backup(const std::string& dir) const override { return ledger_->backup(dir); }
+  storage::Status backup(const std::string& dir) const override {
+    before_backup_();
+    return ledger_->backup(dir);
+  }
   void submit(std::vector<storage::WriteOp> ops, storage::CommitDone done) override {
     ledger_->submit(std::move(ops), std::move(done));
   }
@@ -118,7 +128,28 @@ class UnreadableLedger : public storage::LedgerStore {
  private:
   std::unique_ptr<storage::Ledger> ledger_;
   const std::atomic<bool>& unreadable_;
+  std::function<void()> before_backup_;
 };
+
+// Opens the engine's ledger in a ControlledLedger.
+EngineFixture::OpenLedger controlled(
+    const std::atomic<bool>& unreadable, std::function<void()> before_backup = [] {}) {
+  return [&unreadable, before_backup](const EngineConfig& c) {
+    storage::LedgerOptions options;
+    options.path = c.data_dir;
+    options.env = c.ledger_env;
+    storage::Status status;
+    auto ledger = storage::Ledger::open(options, status);
+    if (!ledger) throw std::runtime_error(status.message());
+    return std::make_unique<ControlledLedger>(std::move(ledger), unreadable, before_backup);
+  };
+}
+
+BackupResult backup(Engine& engine, const std::string& dir) {
+  std::promise<BackupResult> done;
+  engine.backup(BackupRequest{dir, {}}, [&](BackupResult r) { done.set_value(std::move(r)); });
+  return done.get_future().get();
+}
 
 }  // namespace
 
@@ -210,16 +241,7 @@ TEST_CASE("a lease whose key could not be read when it fell due still ends by it
   std::atomic<bool> unreadable{false};
   EngineConfig config = disk.config();
   config.manual_timers = true;  // the shard's timer fires when the test says so
-  auto open_ledger = [&](const EngineConfig& c) -> std::unique_ptr<storage::LedgerStore> {
-    storage::LedgerOptions options;
-    options.path = c.data_dir;
-    options.env = c.ledger_env;
-    storage::Status status;
-    auto ledger = storage::Ledger::open(options, status);
-    if (!ledger) throw std::runtime_error(status.message());
-    return std::make_unique<UnreadableLedger>(std::move(ledger), unreadable);
-  };
-  EngineFixture f(config, nullptr, open_ledger);
+  EngineFixture f(config, nullptr, controlled(unreadable));
   REQUIRE(f.acquire("k", "a", 5000).status == AcquireStatus::acquired);
 
   // A refused renew leaves memory ahead of the ledger: the key is read back a second later.
@@ -239,4 +261,42 @@ TEST_CASE("a lease whose key could not be read when it fell due still ends by it
   f.expire_due();
   REQUIRE(test::eventually([&] { return f.engine().stats().expired == 1; }));
   CHECK(f.history("k").tenures.at(0).end == EndReason::expired);
+}
+
+TEST_CASE("a backup runs on a thread of its own, one at a time, and a stop waits for it",
+          "[failure]") {
+  std::atomic<bool> unreadable{false};
+  std::latch started(1), go_on(1);
+  EngineFixture f({}, nullptr, controlled(unreadable, [&] {
+                    started.count_down();
+                    go_on.wait();
+                  }));
+  REQUIRE(f.acquire("k", "a", 60'000).status == AcquireStatus::acquired);
+  Revision before = f.engine().revision();
+  test::TempDir to;
+  std::promise<BackupResult> first;
+  f.engine().backup(BackupRequest{to.str("first"), {}},
+                    [&](BackupResult r) { first.set_value(std::move(r)); });
+  started.wait();
+  // While it is held: the engine serves, and a second backup is refused.
+  CHECK(f.acquire("other", "a", 60'000).status == AcquireStatus::acquired);
+  BackupResult second = backup(f.engine(), to.str("second"));
+  REQUIRE(second.error);
+  CHECK(second.error->code == errc::too_many_requests);
+  CHECK_FALSE(std::filesystem::exists(to.str("second")));
+  // A stop waits for the backup, which reads the ledger it would close.
+  std::atomic<bool> closed{false};
+  std::thread closer([&] {
+    f.close();
+    closed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_FALSE(closed);
+  go_on.count_down();
+  BackupResult made = first.get_future().get();
+  closer.join();
+  REQUIRE_FALSE(made.error);
+  CHECK(made.revision >= before);
+  CHECK(std::filesystem::exists(to.str("first") + "/CURRENT"));
+  CHECK(storage::Ledger::check_backup(to.str("first")).ok());
 }
