@@ -478,10 +478,15 @@ void KeyActor::revoke(RevokeRequest request, Reply<HolderResult> reply) {
   Millis now = request.caller.received_at;
   Step step;
   settle(now, step);
+  std::optional<Lease> revoked = state_.lease;
   HolderOutcome outcome =
       tenure::revoke(state_, key(), Revocation{std::move(request.by), std::move(request.reason)},
                      now, step.change);
   reply_holder(step, std::move(reply), outcome, outcome.status == HolderStatus::ok);
+  // The lease it ended, whose owner the audit log names.
+  if (outcome.status == HolderStatus::ok) {
+    std::get<Answer<HolderResult>>(step.replies.back().answer).result.lease = std::move(revoked);
+  }
   serve_waiters(now, step);
   finish(step);
 }

@@ -70,7 +70,8 @@ struct HolderResult {
   HolderStatus status = HolderStatus::not_holder;
   NotHolderReason reason = NotHolderReason::free;
   std::string key;
-  std::optional<Lease> lease;  // ok: the caller's lease; not_holder: the live lease, if any
+  // ok: the caller's lease (revoke: the lease it ended); not_holder: the live lease, if any
+  std::optional<Lease> lease;
   std::optional<Token> token;  // release/revoke: the ended tenure
   Revision revision = 0;
 };

@@ -39,7 +39,7 @@ bool AuditLog::reopen(std::string& error) {
 }
 
 void AuditLog::record(Millis at, const AuditCaller& caller, const AuditSubject& subject,
-                      std::string_view outcome, std::optional<Token> token) {
+                      const AuditOutcome& outcome) {
   std::string line;
   JsonWriter w(line);
   w.begin_object();
@@ -56,7 +56,13 @@ void AuditLog::record(Millis at, const AuditCaller& caller, const AuditSubject& 
   } else {
     w.field("key", subject.key);
   }
-  w.field("owner", subject.owner).field("token", token).field("outcome", outcome).end_object();
+  std::string_view owner = subject.owner.empty() ? outcome.owner : subject.owner;
+  if (owner.empty()) {
+    w.null_field("owner");
+  } else {
+    w.field("owner", owner);
+  }
+  w.field("token", outcome.token).field("outcome", outcome.outcome).end_object();
   line.push_back('\n');
   std::lock_guard lock(mutex_);
   if (fd_ < 0) return;
@@ -88,7 +94,8 @@ AuditOutcome audit_outcome(const HolderResult& result, protocol::Op op) {
       std::string_view said = op == protocol::Op::renew    ? "renewed"
                               : op == protocol::Op::revoke ? "revoked"
                                                            : "released";
-      return {said, token};
+      std::string_view owner = result.lease ? std::string_view(result.lease->owner) : "";
+      return {said, token, owner};
     }
     case HolderStatus::forbidden:
       return {"forbidden", std::nullopt};

@@ -31,14 +31,23 @@ struct AuditCaller {
   pid_t pid = 0;
 };
 
+// What came of an audited request: the reply's status (or error code), the tenure's token, and
+// its owner where the request names none (a revoke's).
+struct AuditOutcome {
+  std::string_view outcome;
+  std::optional<Token> token;
+  std::string_view owner = {};
+};
+
 class AuditLog {
  public:
   // Appends to `path` (created 0600). False with `error` if it cannot be opened.
   bool open(const std::string& path, std::string& error);
   // Closes and opens the same path again, for log rotation.
   bool reopen(std::string& error);
+  // `owner` and `key` are null where neither the subject nor the outcome names one.
   void record(Millis at, const AuditCaller& caller, const AuditSubject& subject,
-              std::string_view outcome, std::optional<Token> token);
+              const AuditOutcome& outcome);
   ~AuditLog();
 
  private:
@@ -66,11 +75,6 @@ void audit_subject(protocol::Op op, const Request& r, AuditSubject& subject) {
   }
 }
 
-// What came of an audited request: the reply's status (or error code) and the tenure's token.
-struct AuditOutcome {
-  std::string_view outcome;
-  std::optional<Token> token;
-};
 template <typename Result>
 AuditOutcome audit_outcome(const Result&, protocol::Op) {
   return {"ok", std::nullopt};

@@ -18,8 +18,7 @@ Conversation::Conversation(ServerContext& context, Strand strand, Transport tran
 
 void Conversation::audit(const AuditSubject& subject, const AuditOutcome& outcome) {
   context_.audit->record(context_.engine.clock().now(),
-                         AuditCaller{principal_name(), credentials_.uid, pid_}, subject,
-                         outcome.outcome, outcome.token);
+                         AuditCaller{principal_name(), credentials_.uid, pid_}, subject, outcome);
 }
 
 void Conversation::open() { conn_ = context_.engine.connect(weak_from_this()); }

@@ -37,12 +37,15 @@ TEST_CASE("the audit log records each mutation, who asked and what came of it", 
   REQUIRE(c.call("\"op\":\"keepalive\",\"owner\":\"o\"")["status"] == "renewed");
   REQUIRE(c.call(release_req("au/k", "o"))["status"] == "released");
   REQUIRE(c.call("\"op\":\"revoke\",\"key\":\"au/k\"")["status"] == "not_holder");
+  REQUIRE(c.call(acquire_req("au/v", "v"))["status"] == "acquired");
+  REQUIRE(c.call("\"op\":\"revoke\",\"key\":\"au/v\"")["status"] == "revoked");
+  REQUIRE(c.call("\"op\":\"backup\",\"dir\":" + quote(logs.path() + "/backup"))["status"] == "ok");
 
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
   auto lines = lines_of(path);
-  REQUIRE(lines.size() == 5);
+  REQUIRE(lines.size() == 8);
   const Json& first = lines[0];
   INFO(first.source());
   CHECK(time_ms(first["time"]).has_value());
@@ -65,6 +68,17 @@ TEST_CASE("the audit log records each mutation, who asked and what came of it", 
   CHECK(lines[3]["outcome"] == "released");
   CHECK(lines[4]["op"] == "revoke");
   CHECK(lines[4]["outcome"] == "not_holder");
+  CHECK(lines[4]["owner"] == nullptr);
+  // A revoke names the owner whose lease it ended.
+  CHECK(lines[6]["op"] == "revoke");
+  CHECK(lines[6]["key"] == "au/v");
+  CHECK(lines[6]["owner"] == "v");
+  CHECK(lines[6]["token"] == 1);
+  CHECK(lines[6]["outcome"] == "revoked");
+  CHECK(lines[7]["op"] == "backup");
+  CHECK(lines[7]["key"] == nullptr);
+  CHECK(lines[7]["owner"] == nullptr);
+  CHECK(lines[7]["outcome"] == "ok");
 
   // Rotation: move the file away, SIGHUP, and the next line goes to a new file.
   REQUIRE(std::rename(path.c_str(), (path + ".1").c_str()) == 0);
