@@ -511,8 +511,17 @@ std::unique_ptr<Ledger> Ledger::open(const LedgerOptions& options, Status& statu
   // A backup's WALs were synced whole when it was made: a record cut short there is damage (a
   // restore checked the backup before it put it in place), never a crash's.
   std::uint64_t cut = 0;
-  status = o.mode == OpenMode::restored ? Status() : cut_wal_tails(o.path, cut);
+  std::string cut_off;
+  status = o.mode == OpenMode::restored ? Status() : cut_wal_tails(o.path, cut, &cut_off);
   if (!status.ok()) return nullptr;
+  // RocksDB would take it for a crash's tail and drop its record silently, with the synced
+  // writes in it: tokens and revisions would be issued again.
+  if (o.mode == OpenMode::normal && !cut_off.empty()) {
+    status = damaged(o, "the WAL " + cut_off +
+                            " ends in a record cut off by the end of the file, which a crash does "
+                            "not leave; acknowledged changes are missing");
+    return nullptr;
+  }
   if (o.mode == OpenMode::normal) {
     status = check_for_damage(o, marks);
     if (!status.ok()) return nullptr;

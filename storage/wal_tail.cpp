@@ -104,6 +104,12 @@ Status scan(int fd, const std::string& path, WalTail& tail) {
                        !(walk.intact_after && *walk.intact_after < tail.written);
   bool crash_tail = tail.written < tail.size && (tail.written <= tail.records || torn_by_crash);
   tail.cut_at = crash_tail ? tail.records : tail.size;
+  // A crash keeps a preallocated WAL's size: its end is where fallocate last put it (a multiple
+  // of the page), or, after a clean close, right after a whole record. A record that runs past
+  // any other end was cut off by hand or by a broken copy: the synced writes in it are lost.
+  constexpr std::uint64_t kPage = 4096;
+  tail.cut_off = !walk.intact && tail.written == tail.size && walk.torn_end > tail.size &&
+                 tail.size % kPage != 0;
   return {};
 }
 
@@ -115,19 +121,21 @@ Status scan_wal_tail(const std::string& path, WalTail& tail) {
   return scan(fd.get(), path, tail);
 }
 
-Status cut_wal_tails(const std::string& dir, std::uint64_t& bytes_cut) {
+Status cut_wal_tails(const std::string& dir, std::uint64_t& bytes_cut, std::string* cut_off) {
   bytes_cut = 0;
   std::vector<std::string> wals;
   if (Status s = wal::list_wals(dir, wals); !s.ok()) return s;
   for (const std::string& wal : wals) {
     UniqueFd fd(::open(wal.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return os_error("cannot open", wal);
-    // Most WALs a start finds were closed, and end in their last record: not read further.
+    // Most WALs a start finds were closed, and end in their last record: read only to tell
+    // whether they were cut off since.
     bool zero_at_end = false;
     if (Status s = ends_in_zero(fd.get(), wal, zero_at_end); !s.ok()) return s;
-    if (!zero_at_end) continue;
+    if (!zero_at_end && cut_off == nullptr) continue;
     WalTail tail;
     if (Status s = scan(fd.get(), wal, tail); !s.ok()) return s;
+    if (tail.cut_off && cut_off != nullptr && cut_off->empty()) *cut_off = wal;
     if (tail.cut_at >= tail.size) continue;
     // Opened for writing only to cut: a WAL a start only reads may be read-only.
     UniqueFd writable(::open(wal.c_str(), O_WRONLY | O_CLOEXEC));

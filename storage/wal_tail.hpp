@@ -7,7 +7,8 @@
 // would take it for damage. Before the ledger opens, each WAL's tail is cut back to where a
 // crash of an unpreallocated file would have ended it: after its last whole record, without
 // the zeros and without a record that they cut short. Nothing a sync made durable is cut: a
-// sync covers every byte before the last one it wrote.
+// sync covers every byte before the last one it wrote. A WAL that ends inside a record, at a size
+// no fallocate set, was cut by something else: it is named (`cut_off`), for the open to refuse.
 #include <cstdint>
 #include <string>
 
@@ -24,13 +25,18 @@ struct WalTail {
   // `size` when there is nothing to cut, including when something else is wrong (damage is left
   // for the open to report).
   std::uint64_t cut_at = 0;
+  // Its last record runs past the end of the file, and the file's size is one that neither a
+  // crash nor a clean close leaves (see scan): it was cut off by something else, damage.
+  bool cut_off = false;
 };
 
 // Reads the WAL at `path` (RocksDB's log format: 32 KiB blocks of checksummed records).
 Status scan_wal_tail(const std::string& path, WalTail& tail);
 
 // Cuts every WAL in the ledger directory `dir` back to its `cut_at`, and syncs what it cut.
-// `bytes_cut` counts what went.
-Status cut_wal_tails(const std::string& dir, std::uint64_t& bytes_cut);
+// `bytes_cut` counts what went. `cut_off`, if given, names the first WAL found cut off (left as
+// it is, for the caller to judge), or is left empty.
+Status cut_wal_tails(const std::string& dir, std::uint64_t& bytes_cut,
+                     std::string* cut_off = nullptr);
 
 }  // namespace tenure::storage

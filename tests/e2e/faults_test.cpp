@@ -325,3 +325,38 @@ TEST_CASE("a backup is read through when taken: a damaged table file fails it, a
   CHECK_FALSE(fs::exists(backup));
   d.kill9();  // its ledger is damaged: how it stops is not this test's
 }
+
+TEST_CASE("a WAL cut off inside its last record after kill -9 is refused, not taken for a crash's",
+          "[e2e][faults]") {
+  Daemon d;
+  std::uint64_t revision = 0;
+  {
+    auto c = d.connect();
+    for (int i = 0; i < 50; ++i) {
+      Json r = c.call(acquire_req("cut/" + std::to_string(i), "a"));
+      REQUIRE(r["status"] == "acquired");
+      revision = r["revision"].u64();
+    }
+  }
+  d.kill9();  // at once: the marks file's durable revision may be a second behind
+  std::string wal = newest_wal(d.data_dir() + "/ledger");
+  REQUIRE_FALSE(wal.empty());
+  std::string bytes = read_file(wal);
+  std::uintmax_t written = bytes.find_last_not_of('\0') + 1;
+  std::uintmax_t end = written - 37;  // inside the last record, which acknowledged cut/49
+  if (end % 4096 == 0) --end;
+  fs::resize_file(wal, end);
+
+  ProcessResult refused = run_process(d.argv(), ProcessOptions{{}, {}, {}, 30000ms});
+  CHECK(refused.exit_code == 1);
+  std::string said = refused.out + refused.err;
+  CHECK_THAT(said, Catch::Contains(fs::path(wal).filename().string() +
+                                   " ends in a record cut off by the end of the file"));
+  CHECK_THAT(said, Catch::Contains("--recover"));
+  d.extra_args().push_back("--recover");
+  d.start();
+  Json again = d.connect().call(acquire_req("cut/49", "b"));
+  REQUIRE(again["status"] == "acquired");
+  CHECK(again["token"].u64() > revision);
+  CHECK(again["revision"].u64() > revision);
+}

@@ -227,12 +227,35 @@ TEST_CASE("a WAL that a clean close cut, or that has no zeros at its end, is lef
   std::uint64_t cut = 0;
   REQUIRE(storage::cut_wal_tails(crash.live.str("db"), cut).ok());
   CHECK(cut == 0);
-  // A torn record at the very end, with no zeros after it: RocksDB's to judge (it tolerates it).
-  fs::resize_file(closed, tail.size - 10);
+  std::string cut_off;
+  REQUIRE(storage::cut_wal_tails(crash.live.str("db"), cut, &cut_off).ok());
+  CHECK(cut_off.empty());
+}
+
+TEST_CASE("a WAL whose last record was cut off by the end of the file is named, and kept",
+          "[damage]") {
+  CrashImage crash(50);
+  std::string closed = the_wal(crash.live.str("db"));
+  storage::WalTail whole;
+  REQUIRE(storage::scan_wal_tail(closed, whole).ok());
+  // Cut inside the last record, at a size no fallocate set: RocksDB would drop the record (it
+  // tolerates a torn tail), and with it a synced write.
+  std::uint64_t end = whole.size - 10;
+  if (end % 4096 == 0) --end;
+  fs::resize_file(closed, end);
+  storage::WalTail tail;
   REQUIRE(storage::scan_wal_tail(closed, tail).ok());
   CHECK(tail.records < tail.size);
   CHECK(tail.cut_at == tail.size);
-  REQUIRE(storage::cut_wal_tails(crash.live.str("db"), cut).ok());
+  CHECK(tail.cut_off);
+  std::uint64_t cut = 0;
+  std::string cut_off;
+  REQUIRE(storage::cut_wal_tails(crash.live.str("db"), cut, &cut_off).ok());
   CHECK(cut == 0);
-  CHECK(fs::file_size(closed) == tail.size);
+  CHECK(cut_off == closed);
+  CHECK(fs::file_size(closed) == end);
+  // At a page's end, where a crash that lost a fallocate's new size leaves it: a crash's tail.
+  fs::resize_file(closed, end / 4096 * 4096);
+  REQUIRE(storage::scan_wal_tail(closed, tail).ok());
+  if (tail.records < tail.size) CHECK_FALSE(tail.cut_off);
 }
