@@ -3,6 +3,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,26 @@ std::string newest_wal(const std::string& ledger) {
     }
   }
   return found;
+}
+
+// The largest file in `dir` whose extension is one of `extensions`; empty if none.
+std::string largest_file(const std::string& dir, std::initializer_list<std::string> extensions) {
+  std::string largest;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::string extension = entry.path().extension().string();
+    if (std::find(extensions.begin(), extensions.end(), extension) != extensions.end() &&
+        (largest.empty() || entry.file_size() > fs::file_size(largest))) {
+      largest = entry.path().string();
+    }
+  }
+  return largest;
+}
+
+// Changes bytes in the middle of `file`, in place.
+void damage_middle(const std::string& file) {
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  io.seekp(static_cast<std::streamoff>(fs::file_size(file) / 2));
+  io.write("\xff\x00\xff\x00\xff\x00\xff\x00", 8);
 }
 
 // A small tmpfs mounted on `dir` for the test's length; empty if this machine does not allow it.
@@ -264,23 +285,12 @@ TEST_CASE("a damaged backup is refused before it replaces anything", "[e2e][faul
   c.close();
   REQUIRE(d.terminate().exit_code == 0);
   // Bytes changed in the middle of the backup's largest file, a table file or its WAL.
-  std::string largest;
-  for (const auto& entry : fs::directory_iterator(backup)) {
-    auto extension = entry.path().extension();
-    if ((extension == ".sst" || extension == ".log") &&
-        (largest.empty() || entry.file_size() > fs::file_size(largest))) {
-      largest = entry.path().string();
-    }
-  }
+  std::string largest = largest_file(backup, {".sst", ".log"});
   REQUIRE_FALSE(largest.empty());
   // A backup's table files are hard links to the ledger's: the damage goes to a copy of its own.
   fs::copy_file(largest, largest + ".own");
   fs::rename(largest + ".own", largest);
-  {
-    std::fstream io(largest, std::ios::in | std::ios::out | std::ios::binary);
-    io.seekp(static_cast<std::streamoff>(fs::file_size(largest) / 2));
-    io.write("\xff\x00\xff\x00\xff\x00\xff\x00", 8);
-  }
+  damage_middle(largest);
   std::vector<std::string> argv = d.argv();
   argv.push_back("--restore-from");
   argv.push_back(backup);
@@ -302,20 +312,10 @@ TEST_CASE("a backup is read through when taken: a damaged table file fails it, a
   c.close();
   REQUIRE(d.terminate().exit_code == 0);  // its stop flushes the rows into table files
   d.start();                              // whose start-up check reads them whole
-  std::string largest;
-  for (const auto& entry : fs::directory_iterator(d.data_dir() + "/ledger")) {
-    if (entry.path().extension() == ".sst" &&
-        (largest.empty() || entry.file_size() > fs::file_size(largest))) {
-      largest = entry.path().string();
-    }
-  }
+  std::string largest = largest_file(d.data_dir() + "/ledger", {".sst"});
   REQUIRE_FALSE(largest.empty());
   // Damaged under the running daemon, which has read it already: only a backup reads it again.
-  {
-    std::fstream io(largest, std::ios::in | std::ios::out | std::ios::binary);
-    io.seekp(static_cast<std::streamoff>(fs::file_size(largest) / 2));
-    io.write("\xff\x00\xff\x00\xff\x00\xff\x00", 8);
-  }
+  damage_middle(largest);
   std::string backup = d.root() + "/backup";
   ProcessResult made =
       run_process({tenure_cli_path(), "--socket", d.socket_path(), "admin", "backup", backup});
