@@ -188,6 +188,21 @@ void KeyActor::settle(Millis now, Step& step) {
 void KeyActor::serve_waiters(Millis now, Step& step) {
   if (!busy_) return;
   auto& waiters = busy_->waiters;
+  // The key free now goes to the first waiter before any wait is timed out: one whose wait ends
+  // at this very moment (the holder's deadline, the end of a lock-delay) waited for exactly this,
+  // and a `held` would name no holder.
+  if (!waiters.empty() && !state_.lease && state_.lock_until <= now) {
+    Waiter& first = waiters.front();
+    AcquireOutcome outcome =
+        tenure::acquire(state_, key(), first.request.params, now, core_.config.limits, step.change);
+    if (outcome.status == AcquireStatus::acquired) {
+      reply_acquired(step, std::move(first.reply), outcome.fresh);
+      waiters.pop_front();
+      core_.counters.waiters.fetch_sub(1);
+      answer_holders_waiters(now, step);
+    }
+  }
+  // The key is held or in lock-delay now: the waits that ran out are answered so.
   for (auto it = waiters.begin(); it != waiters.end();) {
     if (it->deadline > now) {
       ++it;
@@ -198,16 +213,6 @@ void KeyActor::serve_waiters(Millis now, Step& step) {
     reply_held(step, std::move(it->reply), outcome);
     it = waiters.erase(it);
     core_.counters.waiters.fetch_sub(1);
-  }
-  if (waiters.empty() || state_.lease || state_.lock_until > now) return;
-  Waiter& first = waiters.front();
-  AcquireOutcome outcome =
-      tenure::acquire(state_, key(), first.request.params, now, core_.config.limits, step.change);
-  if (outcome.status == AcquireStatus::acquired) {
-    reply_acquired(step, std::move(first.reply), outcome.fresh);
-    waiters.pop_front();
-    core_.counters.waiters.fetch_sub(1);
-    answer_holders_waiters(now, step);
   }
 }
 

@@ -90,6 +90,25 @@ TEST_CASE("a waiter whose wait runs out gets held", "[waiters]") {
   CHECK(f.get("k").waiters == 0);
 }
 
+TEST_CASE("a key that comes free at the moment a wait runs out goes to that waiter", "[waiters]") {
+  EngineFixture f;
+  f.acquire("k", "holder", 500);
+  auto first = acquire_async(f, "k", "w1", 500);
+  auto second = acquire_async(f, "k", "w2", 500);
+  f.clock().advance(500);  // the holder's deadline and both waits' ends
+  f.expire_due();
+  auto got = first.get();
+  REQUIRE(got.status == AcquireStatus::acquired);
+  CHECK(got.lease->owner == "w1");
+  CHECK(got.lease->token == 2);
+  // The wait behind it ran out with the key held: by the first waiter, not a lock-delay.
+  auto held = second.get();
+  CHECK(held.status == AcquireStatus::held);
+  REQUIRE(held.lease);
+  CHECK(held.lease->owner == "w1");
+  CHECK(f.get("k").waiters == 0);
+}
+
 TEST_CASE("waiters of the owner a hand-over makes holder get the lease as its re-acquires",
           "[waiters]") {
   EngineFixture f;
