@@ -267,15 +267,10 @@ void KeyActor::account(const Events& events) {
 
 void KeyActor::finish(Step& step) {
   Change& change = step.change;
-  if (change.lost_conn != 0) {
-    for (int i = static_cast<int>(change.events.size()) - 1; i >= 0; --i) {
-      const Event& e = change.events[i];
-      if (e.type != EventType::expired && e.type != EventType::revoked) continue;
-      PendingReply& lost = step.replies.emplace_back();
-      lost.event_index = i;
-      lost.lost_conn = change.lost_conn;
-      break;
-    }
+  for (const LostTenure& lost_tenure : change.lost) {
+    PendingReply& lost = step.replies.emplace_back();
+    lost.event_index = static_cast<int>(lost_tenure.event_index);
+    lost.lost_conn = lost_tenure.conn;
   }
   if (!busy_ && change.empty()) {
     // No write of this key in flight, none made: the replies can leave now, without a queue.

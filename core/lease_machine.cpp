@@ -70,7 +70,7 @@ void end_tenure(KeyState& state, std::string_view key, EndReason reason, Millis 
       TenureRecord{lease.token, lease.owner, lease.acquired_at, ended_at, reason, revocation});
   if (reason != EndReason::released) {
     if (lease.lock_delay_ms > 0) state.lock_until = ended_at + lease.lock_delay_ms;
-    change.lost_conn = lease.conn;
+    if (lease.conn != 0) change.lost.push_back({change.events.size() - 1, lease.conn});
   }
   state.last_owner = std::move(lease.owner);
   state.last_end = reason;

@@ -2,6 +2,7 @@
 // The lease state machine as pure functions over one key's state (§3, §4). No I/O, no clock:
 // `now` is passed in. Each function mutates `state` and appends what must be made durable to
 // `change`; the caller persists `change` before it replies.
+#include <boost/container/small_vector.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,13 +21,21 @@ struct Limits {
   Token token_floor = 0;
 };
 
+// A tenure lost (expired or revoked) while the connection that acquired it may still be open:
+// its event in Change::events, and that connection.
+struct LostTenure {
+  std::size_t event_index = 0;
+  ConnId conn = 0;
+};
+
 // What one step changed: the events to log, the tenure records to write, whether the key's row
-// must be rewritten, and which connection must hear that its lease was lost.
+// must be rewritten, and which connections must hear that their leases were lost. A step can end
+// two tenures involuntarily (a lease due expires, a waiter takes the key, and a revoke ends that).
 struct Change {
   Events events;
   TenureRecords tenures;
   bool state_dirty = false;
-  ConnId lost_conn = 0;
+  boost::container::small_vector<LostTenure, 2> lost;
 
   bool empty() const { return events.empty() && tenures.empty() && !state_dirty; }
 };

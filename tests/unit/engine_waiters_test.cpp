@@ -228,3 +228,41 @@ TEST_CASE("the acquiring connection is told when its lease is lost", "[waiters]"
   CHECK(e.token == 1);
   CHECK(e.revision == 2);
 }
+
+TEST_CASE("each of two tenures lost in one step is told to its own connection", "[waiters]") {
+  struct Listener : ConnectionListener {
+    std::promise<Event> lost;
+    void on_lost(std::vector<Event> events) override { lost.set_value(events.at(0)); }
+  };
+  EngineFixture f;
+  auto holder = std::make_shared<Listener>();
+  auto waiter = std::make_shared<Listener>();
+  auto holder_lost = holder->lost.get_future();
+  auto waiter_lost = waiter->lost.get_future();
+  ConnId holder_conn = f.engine().connect(holder);
+  ConnId waiter_conn = f.engine().connect(waiter);
+  AcquireRequest r;
+  r.key = "k";
+  r.params.owner = "a";
+  r.params.ttl_ms = 100;
+  r.caller = f.caller();
+  r.caller.conn = holder_conn;
+  test::call(f.engine(), &Engine::acquire, r);
+  auto handed = acquire_async(f, "k", "b", 60'000, waiter_conn);
+  // No timer fires: the revoke's own turn expires the lease, hands the key to the waiter, and
+  // revokes the waiter's new tenure, all in one step.
+  f.clock().advance(100);
+  HolderResult revoked = f.revoke("k");
+  REQUIRE(revoked.status == HolderStatus::ok);
+  CHECK(revoked.token == 2);
+  CHECK(handed.get().status == AcquireStatus::acquired);
+  REQUIRE(holder_lost.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  Event first = holder_lost.get();
+  CHECK(first.type == EventType::expired);
+  CHECK(first.token == 1);
+  REQUIRE(waiter_lost.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  Event second = waiter_lost.get();
+  CHECK(second.type == EventType::revoked);
+  CHECK(second.token == 2);
+  CHECK(second.revision > first.revision);
+}
