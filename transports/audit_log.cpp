@@ -110,9 +110,4 @@ AuditOutcome audit_outcome(const KeepaliveResult& result, protocol::Op) {
   return {"renewed", std::nullopt};
 }
 
-AuditOutcome audit_outcome(const BackupResult& result, protocol::Op) {
-  if (result.error) return {to_string(result.error->code), std::nullopt};
-  return {"ok", std::nullopt};
-}
-
 }  // namespace tenure

@@ -75,13 +75,14 @@ void audit_subject(protocol::Op op, const Request& r, AuditSubject& subject) {
   }
 }
 
+// The ops whose reply says only `ok` (a backup), or an error.
 template <typename Result>
-AuditOutcome audit_outcome(const Result&, protocol::Op) {
+AuditOutcome audit_outcome(const Result& result, protocol::Op) {
+  if (result.error) return {to_string(result.error->code), std::nullopt};
   return {"ok", std::nullopt};
 }
 AuditOutcome audit_outcome(const AcquireResult& result, protocol::Op op);
 AuditOutcome audit_outcome(const HolderResult& result, protocol::Op op);
 AuditOutcome audit_outcome(const KeepaliveResult& result, protocol::Op op);
-AuditOutcome audit_outcome(const BackupResult& result, protocol::Op op);
 
 }  // namespace tenure
