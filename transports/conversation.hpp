@@ -21,6 +21,7 @@
 #include "core/handler_memory.hpp"
 #include "transports/audit_log.hpp"
 #include "transports/connection_keys.hpp"
+#include "transports/key_routes.hpp"
 #include "transports/message_format.hpp"
 #include "transports/owner_names.hpp"
 #include "transports/pending_request.hpp"
@@ -184,6 +185,12 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   std::vector<std::unique_ptr<PendingRequest>> held_;
   ConnectionKeys keys_;
   OwnerNames owner_names_;
+  // Cluster mode (Router): the order of requests per key across the ways they go; the key of the
+  // quick request being handed on, which pending() gives its slot; and whether the request being
+  // handled comes first off its key's queue.
+  KeyRoutes key_routes_;
+  std::string route_key_;
+  bool rerouting_ = false;
   // Slots of answered requests, kept for the next ones (a slot in flight is owned by the reply
   // that points at it, and comes back here or is deleted once finished).
   std::vector<std::unique_ptr<PendingRequest>> free_;

@@ -7,6 +7,7 @@
 
 #include "transports/conversation.hpp"
 #include "transports/reply_format.hpp"
+#include "transports/router.hpp"
 
 namespace tenure {
 namespace {
@@ -53,6 +54,8 @@ PendingRequest& Conversation::pending(protocol::Op op, std::string_view id,
   slot.finish = finish;
   slot.binds = false;
   slot.audited = false;
+  slot.routed_key.swap(route_key_);
+  route_key_.clear();
   return slot;
 }
 
@@ -141,6 +144,7 @@ void Conversation::finish(std::unique_ptr<PendingRequest> slot) {
         slot->result);
   }
   slot->finish(*this, *slot);
+  if (!slot->routed_key.empty()) context_.router->request_done(*this, slot->routed_key);
   // Kept for the next request unless the connection had an unusually deep pipeline or a long
   // id, which should not hold memory for as long as it stays open.
   if (free_.size() < kKeptSlots && slot->id.capacity() <= kKeptIdCapacity) {

@@ -38,6 +38,8 @@ struct PendingRequest {
   // slot's claim and when it was read.
   std::string text;
   Millis read_at = 0;
+  // Cluster mode: the key of a quick request counted in flight in the connection's KeyRoutes.
+  std::string routed_key;
   // Not a request but `lost` notices (Conversation::on_lost), in the list of answered requests
   // so that they keep their place among the replies.
   std::vector<Event> notices;

@@ -173,17 +173,110 @@ bool Router::route(Conversation& from, std::string_view id, RequestBody& body,
   }
   std::uint32_t slot = slot_of(*key);
   std::string owner = cluster_.owner(slot);
-  if (owner == cluster_.node_id()) return false;
   if (from.proxied()) {
+    if (owner == cluster_.node_id()) return false;
     refuse(from, id, op,
            Error{errc::unavailable, "node " + cluster_.node_id() + " no longer serves slot " +
                                         std::to_string(slot) + " of this key; retry"});
-  } else if (owner.empty()) {
-    hold(from, slot, id, op, wait_of(body), line, read_at);
-  } else {
-    forward(from, owner, *key, id, op, wait_of(body), binds(body), line);
+    return true;
   }
+  KeyRoute& route = from.key_routes_[*key];
+  bool first = std::exchange(from.rerouting_, false);
+  if (first) route.releasing = false;
+  bool waits = wait_of(body) > 0;
+  if (owner.empty() || (route.inflight > 0 && route.way != owner) ||
+      (!first && (!route.queue.empty() || route.releasing))) {
+    enqueue(from, *key, route, id, op, wait_of(body), line, read_at, first);
+    return true;
+  }
+  if (!waits) {
+    route.way = owner;
+    ++route.inflight;
+    from.route_key_ = *key;  // pending() gives it to the request's slot
+  }
+  if (first) {
+    advance(from, *key);  // the next queued may go the same way at once
+  } else if (route.idle()) {
+    from.key_routes_.erase(*key);  // a waiting acquire, which holds back nothing
+  }
+  if (owner == cluster_.node_id()) return false;
+  forward(from, owner, *key, id, op, wait_of(body), binds(body), line);
   return true;
+}
+
+void Router::enqueue(Conversation& from, const std::string& key, KeyRoute& route,
+                     std::string_view id, protocol::Op op, Millis wait_ms, std::string_view line,
+                     Millis read_at, bool first) {
+  PendingRequest& slot = from.pending(op, id, &finish_rerouted, kForwardedReply, wait_ms > 0);
+  slot.text.assign(line);
+  slot.read_at = read_at;
+  KeyRoute::Queued queued{&slot, Steady::now() + cluster_.claim_wait()};
+  if (first) {
+    route.queue.push_front(queued);
+  } else {
+    route.queue.push_back(queued);
+  }
+  advance(from, key);
+}
+
+void Router::advance(Conversation& from, const std::string& key) {
+  auto found = from.key_routes_.find(key);
+  if (found == from.key_routes_.end()) return;
+  KeyRoute& route = found->second;
+  if (route.releasing || route.polling) return;
+  if (route.queue.empty()) {
+    if (route.idle()) from.key_routes_.erase(found);
+    return;
+  }
+  std::string owner = cluster_.owner(slot_of(key));
+  if (owner.empty()) {
+    route.polling = true;
+    wait_for_claim(from, key);
+    return;
+  }
+  if (route.inflight > 0 && route.way != owner) return;  // request_done comes back here
+  PendingRequest* next = route.queue.front().slot;
+  route.queue.pop_front();
+  route.releasing = true;
+  from.answered(next);  // finish_rerouted hands it on, as the queue's first
+}
+
+void Router::wait_for_claim(Conversation& from, const std::string& key) {
+  auto wait = [](Router& router, std::shared_ptr<Conversation> self,
+                 std::string key) -> asio::awaitable<void> {
+    asio::steady_timer timer(self->strand_);
+    std::uint32_t slot_number = slot_of(key);
+    for (;;) {
+      timer.expires_after(kClaimPoll);
+      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      KeyRoute& route = self->key_routes_[key];
+      if (route.queue.empty() || !router.cluster_.owner(slot_number).empty()) break;
+      // Nothing in flight on the key answers after it: the first may be refused in its place.
+      while (route.inflight == 0 && !route.queue.empty() &&
+             Steady::now() >= route.queue.front().claim_deadline) {
+        PendingRequest& slot = *route.queue.front().slot;
+        route.queue.pop_front();
+        slot.text.clear();
+        format_error(slot.text, slot.id,
+                     Error{errc::unavailable, "no node serves slot " + std::to_string(slot_number) +
+                                                  " of this key yet (a failover is in progress); "
+                                                  "retry"});
+        slot.finish = &finish_text;
+        self->answered(&slot);
+      }
+    }
+    self->key_routes_[key].polling = false;
+    router.advance(*self, key);
+  };
+  asio::co_spawn(from.strand_, wait(*this, from.shared_from_this(), key),
+                 LogTaskFailure("request waiting for its slot's claim"));
+}
+
+void Router::request_done(Conversation& from, const std::string& key) {
+  auto found = from.key_routes_.find(key);
+  if (found == from.key_routes_.end()) return;
+  --found->second.inflight;
+  advance(from, key);
 }
 
 void Router::refuse(Conversation& from, std::string_view id, protocol::Op op, const Error& error) {
@@ -244,39 +337,12 @@ void Router::finish_text(Conversation& self, PendingRequest& slot) {
   slot.text.clear();
 }
 
-void Router::hold(Conversation& from, std::uint32_t slot_number, std::string_view id,
-                  protocol::Op op, Millis wait_ms, std::string_view line, Millis read_at) {
-  PendingRequest& slot = from.pending(op, id, &finish_text, kForwardedReply, wait_ms > 0);
-  slot.text.assign(line);
-  slot.read_at = read_at;
-  auto wait = [](Router& router, std::shared_ptr<Conversation> self, PendingRequest& slot,
-                 std::uint32_t slot_number) -> asio::awaitable<void> {
-    asio::steady_timer timer(self->strand_);
-    auto deadline = Steady::now() + router.cluster_.claim_wait();
-    while (router.cluster_.owner(slot_number).empty()) {
-      if (Steady::now() >= deadline) {
-        slot.text.clear();
-        format_error(slot.text, slot.id,
-                     Error{errc::unavailable, "no node serves slot " + std::to_string(slot_number) +
-                                                  " of this key yet (a failover is in progress); "
-                                                  "retry"});
-        self->answered(&slot);
-        co_return;
-      }
-      timer.expires_after(kClaimPoll);
-      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    }
-    slot.finish = &finish_rerouted;
-    self->answered(&slot);
-  };
-  asio::co_spawn(from.strand_, wait(*this, from.shared_from_this(), slot, slot_number),
-                 LogTaskFailure("request waiting for its slot's claim"));
-}
-
 void Router::finish_rerouted(Conversation& self, PendingRequest& slot) {
   std::string line = std::move(slot.text);
   slot.text.clear();
+  self.rerouting_ = true;
   self.handle_request(line, slot.read_at);
+  self.rerouting_ = false;
 }
 
 void Router::keepalive(Conversation& from, std::string_view id, KeepaliveRequest& request,

@@ -5,7 +5,9 @@
 // Served by nobody (a failover in progress): held until a node claims the slot, for at most the
 // cluster's claim wait, then `unavailable`. `keepalive` goes to every node, counts summed. A
 // proxied connection (a client of another node) is never forwarded again: a key that moved is
-// `unavailable` to it, and its node retries with the new owner when its client does.
+// `unavailable` to it, and its node retries with the new owner when its client does. A request
+// on a key waits its turn while the connection's requests on that key went another way
+// (KeyRoutes), so that replies on one key keep request order while the slot moves (§2).
 // Without a cluster there is no router, and a conversation pays one null check for it.
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -18,6 +20,7 @@
 
 #include "core/cluster_view.hpp"
 #include "transports/forwarded_leases.hpp"
+#include "transports/key_routes.hpp"
 #include "transports/peer_client.hpp"
 #include "transports/peer_wire.hpp"
 #include "transports/request.hpp"
@@ -46,6 +49,8 @@ class Router {
              Millis read_at);
   // The conversation's strand: its connection ended; the nodes it forwarded to are told.
   void disconnect(Conversation& from);
+  // The conversation's strand: a quick request on `key` that went the key's way was answered.
+  void request_done(Conversation& from, const std::string& key);
 
  private:
   using Steady = std::chrono::steady_clock;
@@ -61,13 +66,20 @@ class Router {
   std::shared_ptr<Conversation> conversation_of(ConnId conn);
   // The bus's thread: an orphaned lease `event` ended, for the connection `conn`.
   void tell_lost(ConnId conn, Event event);
-  void hold(Conversation& from, std::uint32_t slot, std::string_view id, protocol::Op op,
-            Millis wait_ms, std::string_view line, Millis read_at);
+  // The conversation's strand. Queues a request on `key` behind the key's requests in flight
+  // another way, or until its slot has an owner (`first`: it was first in the queue already).
+  void enqueue(Conversation& from, const std::string& key, KeyRoute& route, std::string_view id,
+               protocol::Op op, Millis wait_ms, std::string_view line, Millis read_at, bool first);
+  // Lets the first queued request on `key` go once it may, or waits for its slot's claim.
+  void advance(Conversation& from, const std::string& key);
+  // Asks every kClaimPoll whether `key`'s slot has an owner; past its claim wait, the first
+  // queued request is answered `unavailable`.
+  void wait_for_claim(Conversation& from, const std::string& key);
   void keepalive(Conversation& from, std::string_view id, KeepaliveRequest& request,
                  std::string_view line);
   void refuse(Conversation& from, std::string_view id, protocol::Op op, const Error& error);
-  // Finishes (PendingRequest::Finish): the reply made in `text`; the held request in `text`
-  // served again, now that its slot has an owner.
+  // Finishes (PendingRequest::Finish): the reply made in `text`; the queued request in `text`
+  // handed on, now that its turn has come.
   static void finish_text(Conversation& self, PendingRequest& slot);
   static void finish_rerouted(Conversation& self, PendingRequest& slot);
   // A PeerClient's strand: a notice for this node's connection `conn`.

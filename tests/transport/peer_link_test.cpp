@@ -385,6 +385,46 @@ TEST_CASE_METHOD(TwoNodes,
   CHECK(on_a.call(R"("op":"acquire","key":"k","owner":"o")")["status"] == "acquired");
 }
 
+TEST_CASE_METHOD(TwoNodes, "replies on one key keep request order while its slot moves", "[peer]") {
+  SECTION("from a node that stalls to this one") {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor stalled(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    {
+      std::lock_guard lock(cluster.mutex);
+      cluster.nodes.push_back(
+          {"c", "127.0.0.1:" + std::to_string(stalled.local_endpoint().port())});
+    }
+    cluster.own(slot_of("k"), "c");
+    on_a.send_line(R"({"id":1,"op":"get","key":"k"})");
+    std::this_thread::sleep_for(100ms);  // on its way to c
+    cluster.own(slot_of("k"), "a");
+    on_a.send_line(R"({"id":2,"op":"check","key":"k","token":1})");
+    // Served here at once, the check would overtake the get still waiting on c.
+    CHECK(on_a.unexpected_lines(300ms).empty());
+    {
+      std::lock_guard lock(cluster.mutex);
+      std::erase_if(cluster.nodes, [](const ClusterView::Node& node) { return node.id == "c"; });
+    }
+    REQUIRE(on_a.wait_lines(2, 10s));
+    CHECK(on_a.arrival_order() == std::vector<std::string>{"1", "2"});
+    CHECK(on_a.reply(1)["error"] == "unavailable");
+    CHECK(on_a.reply(2)["status"] == "not_holder");
+  }
+  SECTION("from nobody to this node") {
+    cluster.own(slot_of("k"), "");
+    std::string burst = R"({"id":1,"op":"acquire","key":"k","owner":"o","ttl_ms":60000})"
+                        "\n";
+    REQUIRE(on_a.send_bytes(burst));
+    std::this_thread::sleep_for(50ms);  // read, and waiting for the claim
+    cluster.own(slot_of("k"), "a");
+    on_a.send_line(R"({"id":2,"op":"check","key":"k","token":1})");
+    REQUIRE(on_a.wait_lines(2, 10s));
+    CHECK(on_a.arrival_order() == std::vector<std::string>{"1", "2"});
+    CHECK(on_a.reply(1)["status"] == "acquired");
+    CHECK(on_a.reply(2)["status"] == "valid");
+  }
+}
+
 TEST_CASE_METHOD(TwoNodes, "keepalive renews the owner's leases on every node", "[peer]") {
   std::string here = "k";
   std::string there = key_in_another_slot(here);
