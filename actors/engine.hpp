@@ -59,7 +59,8 @@ struct EngineConfig {
 };
 
 // Told when leases bound to a connection are lost (expired or revoked) while it is open: the
-// events of one commit of one shard come in one call, in commit order.
+// events of one commit of one shard come in one call, in commit order. A `renewed` event among
+// them: the lease was re-acquired on another connection, which is told of its loss from then on.
 class ConnectionListener {
  public:
   virtual ~ConnectionListener() = default;

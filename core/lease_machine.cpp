@@ -1,6 +1,7 @@
 #include "core/lease_machine.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace tenure {
 
@@ -127,8 +128,9 @@ AcquireOutcome acquire(KeyState& state, std::string_view key, const AcquireParam
     set_expiry(lease, params.open_ended, ttl, now);
     lease.release_on_disconnect = params.release_on_disconnect;
     lease.lock_delay_ms = lock_delay;
-    lease.conn = params.conn;
+    ConnId told = std::exchange(lease.conn, params.conn);
     change.events.push_back(make_event(EventType::renewed, key, lease, now));
+    if (told != 0 && told != params.conn) change.lost.push_back({change.events.size() - 1, told});
     change.state_dirty = true;
     return {AcquireStatus::acquired, false, 0};
   }

@@ -22,7 +22,9 @@ struct Limits {
 };
 
 // A tenure lost (expired or revoked) while the connection that acquired it may still be open:
-// its event in Change::events, and that connection.
+// its event in Change::events, and that connection. Also a tenure re-acquired on another
+// connection, which is told of its loss from then on: its `renewed` event, and the connection
+// that no longer is (cluster mode: a proxy's node stops watching for the loss on its behalf).
 struct LostTenure {
   std::size_t event_index = 0;
   ConnId conn = 0;

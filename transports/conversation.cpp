@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "transports/peer_wire.hpp"
 #include "transports/reply_format.hpp"
 #include "transports/request_parser.hpp"
 #include "transports/router.hpp"
@@ -35,6 +36,13 @@ void Conversation::on_lost(std::vector<Event> events) {
 void Conversation::send_lost(const std::vector<Event>& events) {
   for (const Event& event : events) {
     keys_.lease_ended(event.key);
+    // Re-acquired on another connection: nothing is lost, but a proxy's node must stop watching
+    // for the loss on its client's behalf.
+    if (event.type == EventType::renewed) {
+      if (proxied())
+        send([&](std::string& out) { format_notice_moved(out, event.key, event.token); });
+      continue;
+    }
     send([&](std::string& out) { format_lost(out, event); });
   }
 }

@@ -28,13 +28,19 @@ void ForwardedLeases::granted(const std::string& key, Token token, ConnId conn,
   if (subscribe) bus_.subscribe(shared_from_this());
 }
 
-void ForwardedLeases::ended(const std::string& key, Token token) {
+void ForwardedLeases::ended(const std::string& key, Token token) { forget(key, token, 0); }
+
+void ForwardedLeases::moved(const std::string& key, Token token, ConnId conn) {
+  forget(key, token, conn);
+}
+
+void ForwardedLeases::forget(const std::string& key, Token token, ConnId conn) {
   std::lock_guard lock(mutex_);
   auto found = by_key_.find(key);
   if (found == by_key_.end()) return;
   auto& held = found->second;
   for (std::size_t i = held.size(); i-- > 0;) {
-    if (held[i].token == token) erase(key, held, i);
+    if (held[i].token == token && (conn == 0 || held[i].conn == conn)) erase(key, held, i);
   }
   if (held.empty()) by_key_.erase(found);
 }

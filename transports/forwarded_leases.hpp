@@ -30,6 +30,9 @@ class ForwardedLeases : public EventSubscriber,
   void granted(const std::string& key, Token token, ConnId conn, const std::string& node);
   // The tenure ended, and its holder heard of it (a release's reply, a lost notice passed on).
   void ended(const std::string& key, Token token);
+  // The tenure was re-acquired on a connection other than `conn`, which its node tells from now
+  // on: `conn` is not told of its loss from here either.
+  void moved(const std::string& key, Token token, ConnId conn);
   void disconnected(ConnId conn);
   // The link to `node` broke, or the node left: from now on its leases' ends are told from here.
   void orphan(const std::string& node);
@@ -47,6 +50,8 @@ class ForwardedLeases : public EventSubscriber,
     bool orphaned = false;
     std::optional<Event> end;  // seen in the events while its node could still tell it
   };
+  // Forgets tenure `token` of `key`, for connection `conn` only unless it is 0.
+  void forget(const std::string& key, Token token, ConnId conn);
   // REQUIRES: mutex_ held. Forgets the entry `at` of `key`'s list.
   void erase(const std::string& key, std::vector<Held>& held, std::size_t at);
 

@@ -88,6 +88,23 @@ void format_peer_disconnect(std::string& out, const Via& via) {
   w.field("op", "peer_disconnect").end_object();
 }
 
+void format_notice_moved(std::string& out, std::string_view key, std::uint64_t token) {
+  JsonWriter w(out);
+  w.begin_object().field("event", "notice_moved").field("key", key).field("token", token);
+  w.end_object();
+}
+
+bool parse_notice_moved(std::string_view message, std::string& key, std::uint64_t& token) {
+  if (!message.starts_with(R"({"event":"notice_moved")")) return false;
+  od::parser parser;
+  auto json = padded(message);
+  od::document doc;
+  std::string_view said;
+  if (parser.iterate(json).get(doc) || doc["key"].get_string().get(said)) return false;
+  key.assign(said);
+  return !doc["token"].get_uint64().get(token);
+}
+
 std::variant<PeerRequest, std::string> parse_forwarded(std::string_view line) {
   od::parser parser;
   auto json = padded(line);

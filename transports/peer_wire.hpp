@@ -52,6 +52,12 @@ struct PeerRequest {
 // The request, or why the line is not a forwarded request.
 std::variant<PeerRequest, std::string> parse_forwarded(std::string_view line);
 
+// For the node of a proxied connection: tenure `token` of `key` was re-acquired on another
+// connection, which hears of its loss from now on (ForwardedLeases::moved). Its client is not told.
+void format_notice_moved(std::string& out, std::string_view key, std::uint64_t token);
+// A message for a proxied connection: a notice_moved's key and token, or false if it is another.
+bool parse_notice_moved(std::string_view message, std::string& key, std::uint64_t& token);
+
 // Marks the message appended to `out` at `start` as one for the proxied connection `conn`.
 void tag_for_connection(std::string& out, std::size_t start, ConnId conn);
 

@@ -439,6 +439,10 @@ void Router::disconnect(Conversation& from) {
 void Router::deliver(ConnId conn, std::string message) {
   std::string key;
   std::uint64_t token = 0;
+  if (parse_notice_moved(message, key, token)) {
+    forwarded_leases_->moved(key, token, conn);
+    return;
+  }
   if (read_lost(message, key, token)) forwarded_leases_->ended(key, token);
   std::shared_ptr<Conversation> to = conversation_of(conn);
   if (!to) return;  // gone: its leases end with it

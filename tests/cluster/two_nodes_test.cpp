@@ -221,6 +221,15 @@ TEST_CASE("a lease taken through a node that dies is still reported lost to its 
   Json lease = c2.call(acquire_req(expiring, "h", "\"ttl_ms\":8000"));
   REQUIRE(lease["status"] == "acquired");
   REQUIRE(c2.call(acquire_req(revoked, "h", "\"ttl_ms\":60000"))["status"] == "acquired");
+  // Re-acquired on n1's own socket, which is told of its loss from then on: c2 is not told, and
+  // not later by n2 either, once the node that told the loss is gone.
+  std::string moved = key_of(client, "n1", "moved/");
+  REQUIRE(c2.call(acquire_req(moved, "m", "\"ttl_ms\":60000"))["status"] == "acquired");
+  LineClient c1 = n1.connect();
+  REQUIRE(c1.call(acquire_req(moved, "m", "\"ttl_ms\":300"))["status"] == "acquired");
+  Json moved_lost = c1.event(3000ms);
+  CHECK(moved_lost["event"] == "lost");
+  CHECK(moved_lost["key"] == moved);
 
   n1.kill9();
   REQUIRE(wait_until([&] { return slots_owned(n2) == kSlots; }, 10s));

@@ -75,6 +75,24 @@ TEST_CASE("a lease's end is told from the events only once its node cannot tell 
     f.publish(EventType::expired, "k", 8);
     CHECK(f.told.empty());
   }
+  SECTION("a lease re-acquired on another node's connection is told there, not from here") {
+    f.leases->moved("k", 7, 2);  // another connection's: this one is still the one told
+    f.leases->orphan("n1");
+    REQUIRE(f.told.size() == 1);
+    f.told.clear();
+    f.leases->granted("k", 8, 1, "n2");
+    f.leases->granted("k", 8, 3, "n2");  // a second grant of the tenure here: it is told now
+    f.leases->moved("k", 8, 1);          // late news of the first one's: not the second's
+    f.leases->orphan("n2");
+    f.publish(EventType::expired, "k", 8);
+    REQUIRE(f.told.size() == 1);
+    CHECK(f.told[0].first == 3);
+    f.leases->granted("k", 9, 1, "n2");
+    f.leases->moved("k", 9, 1);
+    f.leases->orphan("n2");
+    f.publish(EventType::expired, "k", 9);
+    CHECK(f.told.size() == 1);
+  }
   SECTION("a connection gone is told nothing") {
     f.leases->granted("k", 8, 1, "n1");
     f.leases->disconnected(1);

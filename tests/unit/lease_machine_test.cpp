@@ -109,3 +109,22 @@ TEST_CASE("release on disconnect ends only connection-bound leases of that conne
   CHECK_FALSE(state.lease);
   CHECK(mine.events.at(0).type == EventType::released);
 }
+
+TEST_CASE("a re-acquire on another connection names the one no longer told of a loss", "[core]") {
+  KeyState state;
+  Change first;
+  auto p = params("a");
+  p.conn = 7;
+  acquire(state, "k", p, 0, Limits{}, first);
+  CHECK(first.lost.empty());
+  Change same;
+  acquire(state, "k", p, 5, Limits{}, same);
+  CHECK(same.lost.empty());
+  Change moved;
+  p.conn = 8;
+  acquire(state, "k", p, 10, Limits{}, moved);
+  REQUIRE(moved.lost.size() == 1);
+  CHECK(moved.lost[0].conn == 7);
+  CHECK(moved.events.at(moved.lost[0].event_index).type == EventType::renewed);
+  CHECK(state.lease->conn == 8);
+}
