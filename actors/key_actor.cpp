@@ -93,7 +93,12 @@ storage::Status KeyActor::load() {
   if (loaded_) return {};
   storage::LoadedState loaded;
   if (storage::Status status = core_.ledger->load(key(), loaded); !status.ok()) return status;
+  // A read-back after a refused write: the row does not name the connection to tell of a loss,
+  // and the tenure it holds is the one in memory, whose connection still is.
+  ConnId told = state_.lease ? state_.lease->conn : 0;
+  Token told_of = state_.lease ? state_.lease->token : 0;
   state_ = std::move(loaded.state);
+  if (state_.lease && state_.lease->token == told_of) state_.lease->conn = told;
   loaded_ = true;
   if (loaded.corrupt) {
     spdlog::error(

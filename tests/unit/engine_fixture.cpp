@@ -95,6 +95,17 @@ AcquireResult EngineFixture::acquire(const std::string& key, const std::string& 
   return call(*engine_, &Engine::acquire, std::move(r));
 }
 
+AcquireResult EngineFixture::acquire_on(const std::string& key, const std::string& owner,
+                                        Millis ttl, ConnId conn) {
+  AcquireRequest r;
+  r.key = key;
+  r.params.owner = owner;
+  r.params.ttl_ms = ttl;
+  r.caller = caller();
+  r.caller.conn = conn;
+  return call(*engine_, &Engine::acquire, std::move(r));
+}
+
 AcquireResult EngineFixture::acquire_open_ended(const std::string& key, const std::string& owner) {
   AcquireRequest r;
   r.key = key;

@@ -18,6 +18,12 @@
 
 namespace tenure::test {
 
+// A connection's listener: the first `lost` notice it is told.
+struct LostListener : ConnectionListener {
+  std::promise<Event> lost;
+  void on_lost(std::vector<Event> events) override { lost.set_value(events.at(0)); }
+};
+
 template <typename Result, typename Request>
 Result call(Engine& engine, void (Engine::*op)(Request, Reply<Result>), Request request) {
   auto promise = std::make_shared<std::promise<Result>>();
@@ -74,6 +80,9 @@ class EngineFixture {
                         std::optional<Millis> ttl = 1000, Millis wait_ms = 0,
                         Millis lock_delay_ms = 0, Principal principal = 1000);
   AcquireResult acquire_open_ended(const std::string& key, const std::string& owner);
+  // Acquires on the connection `conn` (Engine::connect), which is then told of the lease's loss.
+  AcquireResult acquire_on(const std::string& key, const std::string& owner, Millis ttl,
+                           ConnId conn);
   // Acquires `prefix`0 .. `prefix`(n-1) all at once, each without waiting for the one before,
   // and returns once every reply is in (in reply order).
   std::vector<AcquireResult> acquire_burst(const std::string& prefix, int n, Millis ttl = 1000);

@@ -25,24 +25,6 @@ std::future<AcquireResult> acquire_async(EngineFixture& f, const std::string& ke
   return future;
 }
 
-// Acquires `key` for `owner` on the connection `conn`, which is then told of the lease's loss.
-void acquire_on(EngineFixture& f, const std::string& key, const std::string& owner, Millis ttl,
-                ConnId conn) {
-  AcquireRequest r;
-  r.key = key;
-  r.params.owner = owner;
-  r.params.ttl_ms = ttl;
-  r.caller = f.caller();
-  r.caller.conn = conn;
-  REQUIRE(test::call(f.engine(), &Engine::acquire, r).status == AcquireStatus::acquired);
-}
-
-// A connection's listener: the first `lost` notice it is told.
-struct LostListener : ConnectionListener {
-  std::promise<Event> lost;
-  void on_lost(std::vector<Event> events) override { lost.set_value(events.at(0)); }
-};
-
 bool ready(std::future<AcquireResult>& f) {
   return f.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready;
 }
@@ -224,10 +206,10 @@ TEST_CASE("a connection-bound lease is released when its connection closes", "[w
 
 TEST_CASE("the acquiring connection is told when its lease is lost", "[waiters]") {
   EngineFixture f;
-  auto listener = std::make_shared<LostListener>();
+  auto listener = std::make_shared<test::LostListener>();
   auto lost = listener->lost.get_future();
   ConnId conn = f.engine().connect(listener);
-  acquire_on(f, "k", "a", 100, conn);
+  REQUIRE(f.acquire_on("k", "a", 100, conn).status == AcquireStatus::acquired);
   f.clock().advance(100);
   f.expire_due();
   REQUIRE(lost.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
@@ -239,13 +221,13 @@ TEST_CASE("the acquiring connection is told when its lease is lost", "[waiters]"
 
 TEST_CASE("each of two tenures lost in one step is told to its own connection", "[waiters]") {
   EngineFixture f;
-  auto holder = std::make_shared<LostListener>();
-  auto waiter = std::make_shared<LostListener>();
+  auto holder = std::make_shared<test::LostListener>();
+  auto waiter = std::make_shared<test::LostListener>();
   auto holder_lost = holder->lost.get_future();
   auto waiter_lost = waiter->lost.get_future();
   ConnId holder_conn = f.engine().connect(holder);
   ConnId waiter_conn = f.engine().connect(waiter);
-  acquire_on(f, "k", "a", 100, holder_conn);
+  REQUIRE(f.acquire_on("k", "a", 100, holder_conn).status == AcquireStatus::acquired);
   auto handed = acquire_async(f, "k", "b", 60'000, waiter_conn);
   // No timer fires: the revoke's own turn expires the lease, hands the key to the waiter, and
   // revokes the waiter's new tenure, all in one step.

@@ -263,6 +263,34 @@ TEST_CASE("a lease whose key could not be read when it fell due still ends by it
   CHECK(f.history("k").tenures.at(0).end == EndReason::expired);
 }
 
+TEST_CASE("a lease read back after a refused write still tells its connection of its loss",
+          "[failure]") {
+  FullDiskEnv disk;
+  EngineConfig config = disk.config();
+  config.manual_timers = true;
+  EngineFixture f(config);
+  auto listener = std::make_shared<test::LostListener>();
+  auto lost = listener->lost.get_future();
+  ConnId conn = f.engine().connect(listener);
+  REQUIRE(f.acquire_on("k", "a", 5000, conn).status == AcquireStatus::acquired);
+
+  // A refused renew: the key is read back from the ledger a second later, at its next turn.
+  disk_full = true;
+  REQUIRE(f.renew("k", "a", 60'000).error);
+  disk_full = false;
+  REQUIRE(wait_healthy(f.engine()));
+  f.clock().advance(1000);
+  f.expire_due();
+  REQUIRE(f.get("k").lease);
+
+  f.clock().advance(4000);
+  f.expire_due();
+  REQUIRE(lost.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  Event event = lost.get();
+  CHECK(event.type == EventType::expired);
+  CHECK(event.key == "k");
+}
+
 TEST_CASE("a backup runs on a thread of its own, one at a time, and a stop waits for it",
           "[failure]") {
   std::atomic<bool> unreadable{false};
