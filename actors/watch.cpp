@@ -64,8 +64,7 @@ void Watch::replay(EngineCore& core, Revision next) {
     {
       std::lock_guard lock(mutex_);
       if (cancelled_ || !sink) return;
-      waiting_at_ = next;
-      waiting_.store(true);
+      wait_at(next);
     }
     // Room freed before waiting_ was set found nothing to resume: look again.
     if (sink->room() > 0) room_freed();
@@ -136,6 +135,12 @@ void Watch::replay(EngineCore& core, Revision next) {
     post_replay(core, next);
     return;
   }
+  if (!sink->drained()) {
+    wait_at(next);
+    lock.unlock();
+    if (sink->drained()) room_freed();  // as for room above
+    return;
+  }
   // The seam: what was buffered follows what was read, minus what both saw.
   deliver(std::make_shared<const std::vector<Event>>(std::move(buffered_)));
   buffered_ = {};
@@ -155,6 +160,11 @@ void Watch::on_events(const EventBatch& events) {
     return;
   }
   deliver(events);
+}
+
+void Watch::wait_at(Revision next) {
+  waiting_at_ = next;
+  waiting_.store(true);
 }
 
 void Watch::room_freed() {

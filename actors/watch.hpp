@@ -35,6 +35,10 @@ class WatchSink {
   // client reads, so a replay longer than the bound does not lag a client that keeps reading.
   // Any thread.
   virtual std::size_t room() const { return std::numeric_limits<std::size_t>::max(); }
+  // Whether every event handed to it has been written. A replay that caught up with the log goes
+  // live only then: live events find the whole bound free, as a new watch's do, and those that
+  // come while the client still reads the replay are read from the log as it reads. Any thread.
+  virtual bool drained() const { return true; }
 };
 
 class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch> {
@@ -55,6 +59,8 @@ class Watch : public EventSubscriber, public std::enable_shared_from_this<Watch>
 
  private:
   void replay(EngineCore& core, Revision next);
+  // The replay waits at `next` for room_freed(). REQUIRES: mutex_ held.
+  void wait_at(Revision next);
   void post_replay(EngineCore& core, Revision next);
   // Hands the sink what it has not had yet. REQUIRES: mutex_ held; `events` match the filter.
   void deliver(const EventBatch& events);

@@ -30,6 +30,7 @@ class Subscription final : public WatchSink, public std::enable_shared_from_this
 
   // Any thread: a replay reads no more than this (WatchSink::room).
   std::size_t room() const override;
+  bool drained() const override { return unwritten_.load() == 0; }
 
   // The connection's strand: `events` of its events left; a replay waiting for room goes on.
   void written(std::size_t events);

@@ -13,16 +13,17 @@ namespace {
 
 constexpr Revision kNewest = 5000;
 
-// Events 1..kNewest; once the first chunk is read, everything below `trim_to` is gone.
+// Events 1..newest; once the first chunk is read, everything below `trim_to` is gone.
 class TrimmedLog : public storage::LedgerStore {
  public:
-  explicit TrimmedLog(Revision trim_to) : trim_to_(trim_to) {}
+  explicit TrimmedLog(Revision trim_to, Revision newest = kNewest)
+      : newest(newest), trim_to_(trim_to) {}
 
   storage::Status events_from(Revision from, std::size_t limit,
                               std::vector<Event>& events) const override {
     events.clear();
     Revision first = reads_++ == 0 ? from : std::max(from, trim_to_);
-    for (Revision r = first; r <= kNewest && events.size() < limit; ++r) {
+    for (Revision r = first; r <= newest && events.size() < limit; ++r) {
       Event e;
       e.key = "k";
       e.revision = r;
@@ -30,7 +31,7 @@ class TrimmedLog : public storage::LedgerStore {
     }
     return {};
   }
-  Revision revision() const override { return kNewest; }
+  Revision revision() const override { return newest; }
   Revision oldest_revision() const override { return reads_ > 1 ? trim_to_ : 1; }
 
   storage::Status load(std::string_view, storage::LoadedState&) const override { return {}; }
@@ -58,6 +59,8 @@ class TrimmedLog : public storage::LedgerStore {
   const std::string& recovery_note() const override { return note_; }
   storage::WriterStats stats() const override { return {}; }
   std::string last_error() const override { return {}; }
+
+  Revision newest;  // grows as a test commits more
 
  private:
   Revision trim_to_;
@@ -108,6 +111,7 @@ namespace {
 // A sink with room for 7 events, which writes them out only when the test says so.
 struct Paced : Recorder {
   std::size_t room() const override { return kBound - unwritten; }
+  bool drained() const override { return unwritten == 0; }
   void on_watch_events(std::uint64_t id, const EventBatch& events) override {
     unwritten += events->size();
     CHECK(unwritten <= kBound);
@@ -138,6 +142,64 @@ TEST_CASE("a replay reads no faster than its sink makes room", "[watch]") {
     io.restart();
     io.run();
   }
+  for (std::size_t i = 0; i < sink->revisions.size(); ++i) {
+    REQUIRE(sink->revisions[i] == i + 1);
+  }
+  CHECK_FALSE(sink->failed);
+  CHECK_FALSE(sink->oldest);
+}
+
+namespace {
+
+// Live events `from`..`to` of key "k", as the bus hands them to a watch.
+EventBatch live_events(Revision from, Revision to) {
+  auto events = std::make_shared<std::vector<Event>>();
+  for (Revision r = from; r <= to; ++r) {
+    Event e;
+    e.key = "k";
+    e.revision = r;
+    events->push_back(std::move(e));
+  }
+  return events;
+}
+
+}  // namespace
+
+TEST_CASE("a replay goes live only once its client has taken all of it", "[watch]") {
+  boost::asio::io_context io;
+  MockClock clock;
+  EngineConfig config;
+  config.shards = 1;
+  auto owned_log = std::make_unique<TrimmedLog>(1, 10);
+  TrimmedLog& log = *owned_log;
+  EngineCore core(io, clock, config, std::move(owned_log));
+  auto sink = std::make_shared<Paced>();
+  auto watch = std::make_shared<Watch>(1, WatchFilter{}, sink);
+  auto written = [&] {
+    sink->unwritten = 0;
+    watch->room_freed();
+    io.restart();
+    io.run();
+  };
+
+  watch->start(core, Revision{1});
+  io.run();
+  written();  // 8..10: the log is read to its end, and 3 events are still on their way
+  REQUIRE(sink->revisions.size() == 10);
+
+  // Committed while the client still reads the replay: read from the log as it reads, not
+  // heaped on top of what it has not taken yet (Paced checks its bound).
+  log.newest = 20;
+  watch->on_events(live_events(11, 20));
+  CHECK(sink->revisions.size() == 10);
+  for (int writes = 0; sink->revisions.size() < 20 || sink->unwritten > 0; ++writes) {
+    REQUIRE(writes < 10);
+    written();
+  }
+  // Taken all: live from now on, delivered as they come.
+  log.newest = 22;
+  watch->on_events(live_events(21, 22));
+  REQUIRE(sink->revisions.size() == 22);
   for (std::size_t i = 0; i < sink->revisions.size(); ++i) {
     REQUIRE(sink->revisions[i] == i + 1);
   }
