@@ -80,19 +80,33 @@ struct Recorder : WatchSink {
   bool failed = false;
 };
 
-}  // namespace
+// An engine core of one shard over `log`, whose turns run when the test runs `io`.
+struct ReplayRig {
+  explicit ReplayRig(std::unique_ptr<TrimmedLog> owned) : log(*owned) {
+    config.shards = 1;
+    core = std::make_unique<EngineCore>(io, clock, config, std::move(owned));
+  }
+  // Starts a watch of every key from revision 1 into `sink`, and runs its first turns.
+  std::shared_ptr<Watch> replay_into(const std::shared_ptr<WatchSink>& sink) {
+    auto watch = std::make_shared<Watch>(1, WatchFilter{}, sink);
+    watch->start(*core, Revision{1});
+    io.run();
+    return watch;
+  }
 
-TEST_CASE("a replay the trim overtakes ends compacted, with no gap", "[watch]") {
   boost::asio::io_context io;
   MockClock clock;
   EngineConfig config;
-  config.shards = 1;
-  EngineCore core(io, clock, config, std::make_unique<TrimmedLog>(3000));
-  auto recorder = std::make_shared<Recorder>();
-  auto watch = std::make_shared<Watch>(1, WatchFilter{}, recorder);
+  TrimmedLog& log;
+  std::unique_ptr<EngineCore> core;
+};
 
-  watch->start(core, Revision{1});
-  io.run();
+}  // namespace
+
+TEST_CASE("a replay the trim overtakes ends compacted, with no gap", "[watch]") {
+  ReplayRig rig(std::make_unique<TrimmedLog>(3000));
+  auto recorder = std::make_shared<Recorder>();
+  rig.replay_into(recorder);
 
   // The first chunk (1..1024) went out; the next read found 3000 first, and the watch ended.
   REQUIRE_FALSE(recorder->revisions.empty());
@@ -124,23 +138,16 @@ struct Paced : Recorder {
 }  // namespace
 
 TEST_CASE("a replay reads no faster than its sink makes room", "[watch]") {
-  boost::asio::io_context io;
-  MockClock clock;
-  EngineConfig config;
-  config.shards = 1;
-  EngineCore core(io, clock, config, std::make_unique<TrimmedLog>(1));  // nothing trimmed
+  ReplayRig rig(std::make_unique<TrimmedLog>(1));  // nothing trimmed
   auto sink = std::make_shared<Paced>();
-  auto watch = std::make_shared<Watch>(1, WatchFilter{}, sink);
-
-  watch->start(core, Revision{1});
-  io.run();
+  auto watch = rig.replay_into(sink);
   CHECK(sink->revisions.size() == Paced::kBound);  // and then it waits
   for (int writes = 0; sink->revisions.size() < kNewest; ++writes) {
     REQUIRE(writes < 1000);
     sink->unwritten = 0;
     watch->room_freed();
-    io.restart();
-    io.run();
+    rig.io.restart();
+    rig.io.run();
   }
   for (std::size_t i = 0; i < sink->revisions.size(); ++i) {
     REQUIRE(sink->revisions[i] == i + 1);
@@ -166,30 +173,22 @@ EventBatch live_events(Revision from, Revision to) {
 }  // namespace
 
 TEST_CASE("a replay goes live only once its client has taken all of it", "[watch]") {
-  boost::asio::io_context io;
-  MockClock clock;
-  EngineConfig config;
-  config.shards = 1;
-  auto owned_log = std::make_unique<TrimmedLog>(1, 10);
-  TrimmedLog& log = *owned_log;
-  EngineCore core(io, clock, config, std::move(owned_log));
+  ReplayRig rig(std::make_unique<TrimmedLog>(1, 10));
   auto sink = std::make_shared<Paced>();
-  auto watch = std::make_shared<Watch>(1, WatchFilter{}, sink);
+  auto watch = rig.replay_into(sink);
   auto written = [&] {
     sink->unwritten = 0;
     watch->room_freed();
-    io.restart();
-    io.run();
+    rig.io.restart();
+    rig.io.run();
   };
 
-  watch->start(core, Revision{1});
-  io.run();
   written();  // 8..10: the log is read to its end, and 3 events are still on their way
   REQUIRE(sink->revisions.size() == 10);
 
   // Committed while the client still reads the replay: read from the log as it reads, not
   // heaped on top of what it has not taken yet (Paced checks its bound).
-  log.newest = 20;
+  rig.log.newest = 20;
   watch->on_events(live_events(11, 20));
   CHECK(sink->revisions.size() == 10);
   for (int writes = 0; sink->revisions.size() < 20 || sink->unwritten > 0; ++writes) {
@@ -197,7 +196,7 @@ TEST_CASE("a replay goes live only once its client has taken all of it", "[watch
     written();
   }
   // Taken all: live from now on, delivered as they come.
-  log.newest = 22;
+  rig.log.newest = 22;
   watch->on_events(live_events(21, 22));
   REQUIRE(sink->revisions.size() == 22);
   for (std::size_t i = 0; i < sink->revisions.size(); ++i) {
