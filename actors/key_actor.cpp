@@ -93,12 +93,14 @@ storage::Status KeyActor::load() {
   if (loaded_) return {};
   storage::LoadedState loaded;
   if (storage::Status status = core_.ledger->load(key(), loaded); !status.ok()) return status;
-  // A read-back after a refused write: the row does not name the connection to tell of a loss,
-  // and the tenure it holds is the one in memory, whose connection still is.
+  // A read-back after a refused write: the row does not name the connection to tell of a loss.
+  // It is the one memory has for the same tenure, or the one the refused write was to tell.
   ConnId told = state_.lease ? state_.lease->conn : 0;
   Token told_of = state_.lease ? state_.lease->token : 0;
   state_ = std::move(loaded.state);
-  if (state_.lease && state_.lease->token == told_of) state_.lease->conn = told;
+  Token token = state_.lease ? state_.lease->token : 0;
+  ConnId untold = shard_.take_untold(key(), token);
+  if (state_.lease) state_.lease->conn = token == told_of ? told : untold;
   loaded_ = true;
   if (loaded.corrupt) {
     spdlog::error(
@@ -370,6 +372,8 @@ void KeyActor::flush_ready(Events* events, std::uint64_t committed, bool ok) {
       if (event != nullptr && ok) {
         shard_.lost(r.lost_conn, std::move(*event));
         if (next_ready()) shard_.send_lost();
+      } else if (event != nullptr && event->type != EventType::renewed) {
+        shard_.keep_untold(key(), event->token, r.lost_conn);  // told when it ends after all
       }
       continue;
     }

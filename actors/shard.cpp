@@ -189,6 +189,22 @@ void Shard::stage(KeyActor& actor, std::uint64_t seq, storage::WriteOp op) {
 
 void Shard::lost(ConnId conn, Event event) { lost_.emplace_back(conn, std::move(event)); }
 
+void Shard::keep_untold(std::string_view key, Token token, ConnId conn) {
+  untold_[std::string(key)].emplace_back(token, conn);
+}
+
+ConnId Shard::take_untold(std::string_view key, Token token) {
+  if (untold_.empty()) return 0;
+  auto found = untold_.find(std::string(key));
+  if (found == untold_.end()) return 0;
+  ConnId conn = 0;
+  for (const auto& [kept, to] : found->second) {
+    if (kept == token) conn = to;
+  }
+  untold_.erase(found);
+  return conn;
+}
+
 std::vector<Shard::Staged>* Shard::take_staged_by(std::size_t size) {
   if (spare_by_.empty()) {
     staged_lists_.push_back(std::make_unique<std::vector<Staged>>());
@@ -298,6 +314,7 @@ void Shard::drop_slot(std::uint32_t slot) {
     retire(*actor);
   }
   owners_.forget(indexed);
+  std::erase_if(untold_, [slot](const auto& entry) { return slot_of(entry.first) == slot; });
 }
 
 void Shard::stop_timer() {

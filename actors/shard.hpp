@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/actor_ref.hpp"
@@ -82,6 +84,11 @@ class Shard {
   void lost(ConnId conn, Event event);
   // Sends the queued notices now: before a reply that must not overtake one.
   void send_lost();
+  // A `lost` notice whose write was refused: the ledger still has the lease but not the
+  // connection to tell, which the key's read-back takes from here (KeyActor::load).
+  void keep_untold(std::string_view key, Token token, ConnId conn);
+  // The connection kept for tenure `token` of `key`, or 0; forgets what was kept for the key.
+  ConnId take_untold(std::string_view key, Token token);
   // An empty string for a key's encoded row: a committed row's buffer when one is kept.
   std::string spare_row();
   // Its actors' drained Busy parts, kept for the next ones that need one (KeyActor::busy).
@@ -173,6 +180,8 @@ class Shard {
   // Notices for connections whose leases this turn's commits ended.
   std::vector<std::pair<ConnId, Event>> lost_;
   std::vector<std::pair<ConnId, std::size_t>> lost_order_;  // send_lost's, kept for its buffer
+  // keep_untold's, by key: after refused writes only.
+  std::unordered_map<std::string, std::vector<std::pair<Token, ConnId>>> untold_;
   std::vector<storage::WriteOp> staged_ops_;
   // The actors of the group being staged: one of staged_lists_, which the shard keeps so that
   // a group's commit callback carries a pointer to its list, not the list (which allocated).

@@ -274,16 +274,27 @@ TEST_CASE("a lease read back after a refused write still tells its connection of
   ConnId conn = f.engine().connect(listener);
   REQUIRE(f.acquire_on("k", "a", 5000, conn).status == AcquireStatus::acquired);
 
-  // A refused renew: the key is read back from the ledger a second later, at its next turn.
-  disk_full = true;
-  REQUIRE(f.renew("k", "a", 60'000).error);
-  disk_full = false;
-  REQUIRE(wait_healthy(f.engine()));
-  f.clock().advance(1000);
-  f.expire_due();
-  REQUIRE(f.get("k").lease);
-
-  f.clock().advance(4000);
+  SECTION("a renew refused") {
+    // The key is read back from the ledger a second later, at its next turn.
+    disk_full = true;
+    REQUIRE(f.renew("k", "a", 60'000).error);
+    disk_full = false;
+    REQUIRE(wait_healthy(f.engine()));
+    f.clock().advance(1000);
+    f.expire_due();
+    REQUIRE(f.get("k").lease);
+    f.clock().advance(4000);
+  }
+  SECTION("its expiry refused") {
+    disk_full = true;
+    f.clock().advance(5000);
+    f.expire_due();
+    REQUIRE(test::eventually([&] { return !f.engine().healthy(); }));  // the expiry was refused
+    disk_full = false;
+    REQUIRE(wait_healthy(f.engine()));
+    REQUIRE(lost.wait_for(std::chrono::milliseconds(0)) == std::future_status::timeout);
+    f.clock().advance(1000);  // read back, and ended again
+  }
   f.expire_due();
   REQUIRE(lost.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
   Event event = lost.get();
