@@ -58,6 +58,12 @@ struct EngineConfig {
   bool cluster = false;
 };
 
+// A tenure of `key`, by its token.
+struct BoundTenure {
+  std::string key;
+  Token token = 0;
+};
+
 // Told when leases bound to a connection are lost (expired or revoked) while it is open: the
 // events of one commit of one shard come in one call, in commit order. A `renewed` event among
 // them: the lease was re-acquired on another connection, which is told of its loss from then on.
@@ -65,6 +71,9 @@ class ConnectionListener {
  public:
   virtual ~ConnectionListener() = default;
   virtual void on_lost(std::vector<Event> events) = 0;
+  // Cluster mode: the slot of these tenures bound to the connection went to another node, which
+  // does not know the connection: this engine tells it of their loss no more. Any thread.
+  virtual void on_unowned(std::vector<BoundTenure> /*tenures*/) {}
 };
 
 struct EngineStats {

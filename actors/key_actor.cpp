@@ -620,6 +620,12 @@ bool KeyActor::drop() {
   return true;
 }
 
+std::pair<ConnId, Token> KeyActor::told_of() const {
+  bool durable = loaded_ && (!busy_ || busy_->write_seq == busy_->committed_seq);
+  if (!durable || !state_.lease) return {0, 0};
+  return {state_.lease->conn, state_.lease->token};
+}
+
 void KeyActor::wake(Millis at) {
   if (at != wake_at_) return;  // superseded by an earlier wake-up
   wake_at_ = 0;

@@ -49,6 +49,9 @@ class KeyActor {
   // Its slot moved to another node: lets go of the key without writing (waiters are answered
   // `unavailable`). True if the shard's owner index has it, to forget; the shard retires it.
   bool drop();
+  // The connection this node tells of the lease's loss and its token, when the ledger has the
+  // lease as memory does (no write refused, none in flight); else {0, 0}.
+  std::pair<ConnId, Token> told_of() const;
   // The deadline `at` (scheduled by this actor) is due.
   void wake(Millis at);
   // The write `seq` of this actor was made durable (ok) or refused.

@@ -307,14 +307,25 @@ std::vector<ActorRef> Shard::actors() const { return {actors_.begin(), actors_.e
 void Shard::drop_slot(std::uint32_t slot) {
   slots_ &= ~(std::uint64_t{1} << slot);
   boost::unordered_flat_set<KeyActor*> indexed;
+  std::unordered_map<ConnId, std::vector<BoundTenure>> unowned;
   std::vector<ActorRef> resident = actors();  // keeps them alive until the index forgot them
   for (const ActorRef& actor : resident) {
     if (slot_of(actor->key()) != slot) continue;
+    if (auto [conn, token] = actor->told_of(); conn != 0) {
+      unowned[conn].push_back({std::string(actor->key()), token});
+    }
     if (actor->drop()) indexed.insert(actor.get());
     retire(*actor);
   }
   owners_.forget(indexed);
-  std::erase_if(untold_, [slot](const auto& entry) { return slot_of(entry.first) == slot; });
+  std::erase_if(untold_, [&](const auto& entry) {
+    if (slot_of(entry.first) != slot) return false;
+    for (const auto& [token, conn] : entry.second) unowned[conn].push_back({entry.first, token});
+    return true;
+  });
+  for (auto& [conn, tenures] : unowned) {
+    if (auto listener = core_.connections.find(conn)) listener->on_unowned(std::move(tenures));
+  }
 }
 
 void Shard::stop_timer() {

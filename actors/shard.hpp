@@ -104,7 +104,8 @@ class Shard {
   }
   // Serves the slot's keys from now on.
   void adopt_slot(std::uint32_t slot) { slots_ |= std::uint64_t{1} << slot; }
-  // Stops serving the slot's keys and lets their actors go, without writing (KeyActor::drop).
+  // Stops serving the slot's keys and lets their actors go, without writing (KeyActor::drop);
+  // the connections bound to their leases are told (ConnectionListener::on_unowned).
   void drop_slot(std::uint32_t slot);
 
   // Any thread.

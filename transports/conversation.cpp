@@ -33,14 +33,30 @@ void Conversation::on_lost(std::vector<Event> events) {
   answered(notice.release());
 }
 
+void Conversation::on_unowned(std::vector<BoundTenure> tenures) {
+  if (context_.router == nullptr) return;
+  boost::asio::post(strand_, [self = shared_from_this(), tenures = std::move(tenures)] {
+    if (self->disconnected_) return;  // its leases ended with it, or are ended by its node
+    if (!self->proxied()) return self->context_.router->unowned(*self, tenures);
+    for (const BoundTenure& tenure : tenures) {
+      self->send([&](std::string& out) {
+        format_peer_notice(out, PeerNotice::unowned, tenure.key, tenure.token);
+      });
+    }
+  });
+}
+
 void Conversation::send_lost(const std::vector<Event>& events) {
   for (const Event& event : events) {
     keys_.lease_ended(event.key);
     // Re-acquired on another connection: nothing is lost, but a proxy's node must stop watching
     // for the loss on its client's behalf.
     if (event.type == EventType::renewed) {
-      if (proxied())
-        send([&](std::string& out) { format_notice_moved(out, event.key, event.token); });
+      if (proxied()) {
+        send([&](std::string& out) {
+          format_peer_notice(out, PeerNotice::moved, event.key, event.token);
+        });
+      }
       continue;
     }
     send([&](std::string& out) { format_lost(out, event); });

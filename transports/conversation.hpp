@@ -54,6 +54,9 @@ class Conversation : public std::enable_shared_from_this<Conversation>, public C
   virtual void abort() = 0;
   // Any thread.
   void on_lost(std::vector<Event> events) override;
+  // Any thread. This node's connection: from now on its node tells it of those leases' loss,
+  // from the event log (Router). A proxy: the node of its client is asked to.
+  void on_unowned(std::vector<BoundTenure> tenures) override;
   // Whether it serves a client of another node, whose requests that node forwarded here.
   virtual bool proxied() const { return false; }
 

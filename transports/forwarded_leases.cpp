@@ -5,6 +5,17 @@
 #include <algorithm>
 
 namespace tenure {
+namespace {
+
+// The ends kept for leases orphaned after them: more than a pause of a few seconds sees, at a
+// few hundred bytes each.
+constexpr std::size_t kRecentEnds = 16'384;
+
+bool is_end(const Event& event) {
+  return event.type == EventType::expired || event.type == EventType::revoked;
+}
+
+}  // namespace
 
 ForwardedLeases::ForwardedLeases(EventBus& bus, std::function<void(ConnId, Event)> tell)
     : bus_(bus), tell_(std::move(tell)) {}
@@ -21,11 +32,69 @@ void ForwardedLeases::granted(const std::string& key, Token token, ConnId conn,
     }
     held.push_back(Held{token, conn, node, false, std::nullopt});
     keys_of_conn_[conn].push_back(key);
-    subscribe = !subscribed_;
-    subscribed_ = true;
+    subscribe = take_subscription();
   }
   // Outside the lock: the bus may be publishing to us, which takes it.
   if (subscribe) bus_.subscribe(shared_from_this());
+}
+
+bool ForwardedLeases::take_subscription() {
+  if (subscribed_ || stopped_) return false;
+  subscribed_ = true;
+  return true;
+}
+
+void ForwardedLeases::follow() {
+  bool subscribe = false;
+  {
+    std::lock_guard lock(mutex_);
+    subscribe = take_subscription();
+  }
+  if (subscribe) bus_.subscribe(shared_from_this());
+}
+
+void ForwardedLeases::unowned(const std::string& key, Token token, ConnId conn, bool granted_here) {
+  bool subscribe = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    auto found = by_key_.find(key);
+    if (found != by_key_.end()) {
+      auto& held = found->second;
+      for (std::size_t i = held.size(); i-- > 0;) {
+        if (held[i].token != token || held[i].conn != conn) continue;
+        held[i].orphaned = true;
+        if (held[i].end) {
+          tell_(conn, std::move(*held[i].end));
+          erase(key, held, i);
+        }
+        if (held.empty()) by_key_.erase(found);
+        return;
+      }
+    }
+    if (!granted_here) return;  // its end was told, or its holder released it
+    if (auto ends = recent_ends_.find(key); ends != recent_ends_.end()) {
+      for (const Event& end : ends->second) {
+        if (end.token != token) continue;
+        tell_(conn, end);
+        return;
+      }
+    }
+    by_key_[key].push_back(Held{token, conn, {}, true, std::nullopt});
+    keys_of_conn_[conn].push_back(key);
+    subscribe = take_subscription();
+  }
+  if (subscribe) bus_.subscribe(shared_from_this());
+}
+
+void ForwardedLeases::remember_end(const Event& event) {
+  recent_ends_[event.key].push_back(event);
+  recent_order_.push_back(event.key);
+  if (recent_order_.size() <= kRecentEnds) return;
+  auto oldest = recent_ends_.find(recent_order_.front());
+  oldest->second.erase(oldest->second.begin());
+  if (oldest->second.empty()) recent_ends_.erase(oldest);
+  recent_order_.pop_front();
 }
 
 void ForwardedLeases::ended(const std::string& key, Token token) { forget(key, token, 0); }
@@ -92,7 +161,8 @@ void ForwardedLeases::on_events(const EventBatch& events) {
   std::lock_guard lock(mutex_);
   if (stopped_) return;  // a publish that began before stop(): the router may be gone
   for (const Event& event : *events) {
-    if (event.type != EventType::expired && event.type != EventType::revoked) continue;
+    if (!is_end(event)) continue;
+    remember_end(event);
     auto found = by_key_.find(event.key);
     if (found == by_key_.end()) continue;
     auto& held = found->second;
@@ -111,7 +181,7 @@ void ForwardedLeases::on_events(const EventBatch& events) {
 
 void ForwardedLeases::on_gap(Revision resume_from) {
   std::lock_guard lock(mutex_);
-  subscribed_ = false;  // the bus dropped us: the next grant subscribes again
+  subscribed_ = false;  // the bus dropped us: the next grant or orphaning subscribes again
   spdlog::warn(
       "cluster: the events before revision {} were lost to this node; a lease taken through a "
       "node that is gone may end without its holder hearing of it",

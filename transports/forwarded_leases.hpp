@@ -2,9 +2,13 @@
 // Cluster mode: the leases this node's clients took through other nodes, so that a holder still
 // hears of its lease's loss (§3 `lost`) when the node that granted it cannot tell it any more:
 // the node died or stalled (another one took its slots over, with the lease), or the link to it
-// broke (which ended the proxies it notified through). Until then that node sends `lost` itself,
-// and a lease it reported lost, or its holder released, is forgotten here. Every node sees every
-// node's events in revision order (docs/cluster.md), so an orphaned lease's end is found in them.
+// broke (which ended the proxies it notified through), or it let the lease's slot go. Until then
+// that node sends `lost` itself, and a lease it reported lost, or its holder released, is
+// forgotten here. The leases this node's own engine granted join when it lets their slot go.
+// Every node sees every node's events in revision order (docs/cluster.md), so an orphaned lease's
+// end is found in them; the latest ends are kept, for a lease whose end came before its orphaning
+// (a node back from a pause reads the events it missed before it finds its slots gone).
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -36,6 +40,13 @@ class ForwardedLeases : public EventSubscriber,
   void disconnected(ConnId conn);
   // The link to `node` broke, or the node left: from now on its leases' ends are told from here.
   void orphan(const std::string& node);
+  // The node that granted tenure `token` of `key` to `conn` let its slot go: from now on its end
+  // is told from here, at once if it has ended. `granted_here`: this node's engine granted it
+  // (nothing follows it here yet); else a node it was forwarded to, whose lease is followed
+  // since its grant, or was told already.
+  void unowned(const std::string& key, Token token, ConnId conn, bool granted_here);
+  // Follows the events from now on, so that the latest ends are known.
+  void follow();
   // Stops following the events; REQUIRES: once, before the bus goes.
   void stop();
 
@@ -52,6 +63,10 @@ class ForwardedLeases : public EventSubscriber,
   };
   // Forgets tenure `token` of `key`, for connection `conn` only unless it is 0.
   void forget(const std::string& key, Token token, ConnId conn);
+  // REQUIRES: mutex_ held. The latest ends: keeps `event`, and forgets the oldest past the bound.
+  void remember_end(const Event& event);
+  // REQUIRES: mutex_ held. Subscribes once the lock is let go, unless subscribed (`subscribe`).
+  bool take_subscription();
   // REQUIRES: mutex_ held. Forgets the entry `at` of `key`'s list.
   void erase(const std::string& key, std::vector<Held>& held, std::size_t at);
 
@@ -62,6 +77,8 @@ class ForwardedLeases : public EventSubscriber,
   bool stopped_ = false;
   std::unordered_map<std::string, std::vector<Held>> by_key_;
   std::unordered_map<ConnId, std::vector<std::string>> keys_of_conn_;
+  std::unordered_map<std::string, std::vector<Event>> recent_ends_;  // by key, oldest first
+  std::deque<std::string> recent_order_;  // the keys of recent_ends_' events, oldest first
 };
 
 }  // namespace tenure

@@ -88,21 +88,34 @@ void format_peer_disconnect(std::string& out, const Via& via) {
   w.field("op", "peer_disconnect").end_object();
 }
 
-void format_notice_moved(std::string& out, std::string_view key, std::uint64_t token) {
+namespace {
+constexpr std::string_view kNoticeMoved = "notice_moved";
+constexpr std::string_view kUnowned = "unowned";
+}  // namespace
+
+void format_peer_notice(std::string& out, PeerNotice notice, std::string_view key,
+                        std::uint64_t token) {
   JsonWriter w(out);
-  w.begin_object().field("event", "notice_moved").field("key", key).field("token", token);
-  w.end_object();
+  w.begin_object().field("event", notice == PeerNotice::moved ? kNoticeMoved : kUnowned);
+  w.field("key", key).field("token", token).end_object();
 }
 
-bool parse_notice_moved(std::string_view message, std::string& key, std::uint64_t& token) {
-  if (!message.starts_with(R"({"event":"notice_moved")")) return false;
+std::optional<PeerNotice> parse_peer_notice(std::string_view message, std::string& key,
+                                            std::uint64_t& token) {
+  std::optional<PeerNotice> notice;
+  if (message.starts_with(R"({"event":"notice_moved")")) notice = PeerNotice::moved;
+  if (message.starts_with(R"({"event":"unowned")")) notice = PeerNotice::unowned;
+  if (!notice) return std::nullopt;
   od::parser parser;
   auto json = padded(message);
   od::document doc;
   std::string_view said;
-  if (parser.iterate(json).get(doc) || doc["key"].get_string().get(said)) return false;
+  if (parser.iterate(json).get(doc) || doc["key"].get_string().get(said) ||
+      doc["token"].get_uint64().get(token)) {
+    return std::nullopt;
+  }
   key.assign(said);
-  return !doc["token"].get_uint64().get(token);
+  return notice;
 }
 
 std::variant<PeerRequest, std::string> parse_forwarded(std::string_view line) {

@@ -52,11 +52,17 @@ struct PeerRequest {
 // The request, or why the line is not a forwarded request.
 std::variant<PeerRequest, std::string> parse_forwarded(std::string_view line);
 
-// For the node of a proxied connection: tenure `token` of `key` was re-acquired on another
-// connection, which hears of its loss from now on (ForwardedLeases::moved). Its client is not told.
-void format_notice_moved(std::string& out, std::string_view key, std::uint64_t token);
-// A message for a proxied connection: a notice_moved's key and token, or false if it is another.
-bool parse_notice_moved(std::string_view message, std::string& key, std::uint64_t& token);
+// For the node of a proxied connection, of tenure `token` of `key` (ForwardedLeases); its client
+// is not told. `moved`: the tenure was re-acquired on another connection, which hears of its loss
+// from now on. `unowned`: its slot went to another node, which does not know the connection, so
+// the node of the connection tells it from now on.
+enum class PeerNotice { moved, unowned };
+void format_peer_notice(std::string& out, PeerNotice notice, std::string_view key,
+                        std::uint64_t token);
+// A message for a proxied connection: a peer notice's kind, key and token, or none if it is a
+// message for the client.
+std::optional<PeerNotice> parse_peer_notice(std::string_view message, std::string& key,
+                                            std::uint64_t& token);
 
 // Marks the message appended to `out` at `start` as one for the proxied connection `conn`.
 void tag_for_connection(std::string& out, std::size_t start, ConnId conn);

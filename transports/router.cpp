@@ -123,7 +123,9 @@ Router::Router(asio::io_context& io, ServerContext& context, const ClusterView& 
       limits_(limits),
       forwarded_leases_(std::make_shared<ForwardedLeases>(
           context.engine.events(),
-          [this](ConnId conn, Event event) { tell_lost(conn, std::move(event)); })) {}
+          [this](ConnId conn, Event event) { tell_lost(conn, std::move(event)); })) {
+  forwarded_leases_->follow();
+}
 
 Router::~Router() { stop(); }
 
@@ -270,6 +272,16 @@ void Router::wait_for_claim(Conversation& from, const std::string& key) {
   };
   asio::co_spawn(from.strand_, wait(*this, from.shared_from_this(), key),
                  LogTaskFailure("request waiting for its slot's claim"));
+}
+
+void Router::unowned(Conversation& from, const std::vector<BoundTenure>& tenures) {
+  {
+    std::lock_guard lock(mutex_);
+    forwarders_[from.conn()].conversation = from.weak_from_this();  // tell_lost finds it there
+  }
+  for (const BoundTenure& tenure : tenures) {
+    forwarded_leases_->unowned(tenure.key, tenure.token, from.conn(), /*granted_here=*/true);
+  }
 }
 
 void Router::request_done(Conversation& from, const std::string& key) {
@@ -439,8 +451,12 @@ void Router::disconnect(Conversation& from) {
 void Router::deliver(ConnId conn, std::string message) {
   std::string key;
   std::uint64_t token = 0;
-  if (parse_notice_moved(message, key, token)) {
-    forwarded_leases_->moved(key, token, conn);
+  if (auto notice = parse_peer_notice(message, key, token)) {
+    if (*notice == PeerNotice::moved) {
+      forwarded_leases_->moved(key, token, conn);
+    } else {
+      forwarded_leases_->unowned(key, token, conn, /*granted_here=*/false);
+    }
     return;
   }
   if (read_lost(message, key, token)) forwarded_leases_->ended(key, token);

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/engine.hpp"
 #include "core/cluster_view.hpp"
 #include "transports/forwarded_leases.hpp"
 #include "transports/key_routes.hpp"
@@ -49,6 +50,9 @@ class Router {
              Millis read_at);
   // The conversation's strand: its connection ended; the nodes it forwarded to are told.
   void disconnect(Conversation& from);
+  // The conversation's strand: the slot of these tenures bound to its connection went to
+  // another node, which does not know the connection; they are told from the event log.
+  void unowned(Conversation& from, const std::vector<BoundTenure>& tenures);
   // The conversation's strand: a quick request on `key` that went the key's way was answered.
   void request_done(Conversation& from, const std::string& key);
 

@@ -203,6 +203,13 @@ TEST_CASE("kill -9 and SIGSTOP of the writer under load", CLUSTER_TAG "[failover
   const std::string stopped_key = cluster.key_owned_by(stopped, "probe2/");
   auto anchors2 =
       anchor(cluster, stopped, keys_in_slot("anchor2/", hot2, 2), checker, "\"ttl_ms\":8000");
+  // On the paused node's own socket, and due while it is paused: the new owner ends it, and the
+  // node, back, tells the connection, open all along.
+  auto paused_holder = cluster.connect(stopped);
+  const std::string paused_key = cluster.key_owned_by(stopped, "paused/");
+  e2e::Json paused = paused_holder.call(e2e::acquire_req(paused_key, "paused", "\"ttl_ms\":1500"));
+  checker.on_reply(paused);
+  REQUIRE(paused["status"] == "acquired");
   auto stopped_at = std::chrono::steady_clock::now();
   cluster.stop(stopped);
   long long stop_ms = time_to_serve(cluster, last, stopped_key, stopped_at, checker);
@@ -221,6 +228,12 @@ TEST_CASE("kill -9 and SIGSTOP of the writer under load", CLUSTER_TAG "[failover
       time_to_serve(cluster, stopped, stopped_key + "/again", resumed_at, checker);
   std::printf("cluster failover: %s served again %lld ms after SIGCONT\n",
               cluster.node_id(stopped).c_str(), rejoin_ms);
+  e2e::Json paused_lost = paused_holder.event(cluster.failover_bound() + 10000ms);
+  INFO(paused_lost.source());
+  CHECK(paused_lost["event"] == "lost");
+  CHECK(paused_lost["key"] == paused_key);
+  CHECK(paused_lost["token"] == paused["token"].u64());
+  CHECK(paused_lost["reason"] == "expired");
 
   // -- the killed node comes back --------------------------------------------------------------
   cluster.restart(victim);

@@ -102,3 +102,37 @@ TEST_CASE("a lease's end is told from the events only once its node cannot tell 
     CHECK(f.told.empty());
   }
 }
+
+TEST_CASE("a lease whose slot its node let go is told from the events, also of an end before",
+          "[forwarded_leases]") {
+  Fixture f;
+  f.bus.published_through(0);
+  f.leases->follow();
+  // Granted by this node's engine; ended by the slot's new owner while this node was paused,
+  // before it found its slots gone.
+  f.publish(EventType::expired, "gone", 4);
+  f.leases->unowned("gone", 4, 1, true);
+  REQUIRE(f.told.size() == 1);
+  CHECK(f.told[0].first == 1);
+  CHECK(f.told[0].second.token == 4);
+  // Ending later: told then, once.
+  f.leases->unowned("k", 7, 2, true);
+  f.publish(EventType::expired, "k", 6);  // an earlier tenure's
+  CHECK(f.told.size() == 1);
+  f.publish(EventType::revoked, "k", 7);
+  REQUIRE(f.told.size() == 2);
+  CHECK(f.told[1].first == 2);
+  f.publish(EventType::revoked, "k", 7);
+  CHECK(f.told.size() == 2);
+  // Taken through another node that let the slot go: told from here from now on; a lease it
+  // told already, or that was never forwarded from here, is not followed again.
+  f.leases->granted("f", 9, 3, "n2");
+  f.publish(EventType::expired, "f", 9);
+  f.leases->unowned("f", 9, 3, false);
+  REQUIRE(f.told.size() == 3);
+  CHECK(f.told[2].first == 3);
+  f.leases->unowned("f", 9, 3, false);
+  f.leases->unowned("other", 5, 3, false);
+  f.publish(EventType::expired, "other", 5);
+  CHECK(f.told.size() == 3);
+}

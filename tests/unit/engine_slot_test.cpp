@@ -172,6 +172,34 @@ TEST_CASE("dropping a slot lets its keys go without writing", "[slots]") {
   CHECK(f.acquire(key, "b").lease->token > token);
 }
 
+TEST_CASE("dropping a slot tells the connections of its leases that it tells them no more",
+          "[slots]") {
+  struct Unowned : ConnectionListener {
+    std::promise<std::vector<BoundTenure>> told;
+    void on_lost(std::vector<Event>) override {}
+    void on_unowned(std::vector<BoundTenure> tenures) override {
+      told.set_value(std::move(tenures));
+    }
+  };
+  EngineFixture f(cluster_config());
+  adopt(f, kSlot);
+  adopt(f, kOther);
+  auto listener = std::make_shared<Unowned>();
+  auto told = listener->told.get_future();
+  ConnId conn = f.engine().connect(listener);
+  std::string key = key_in(kSlot, "k");
+  Token token = f.acquire_on(key, "a", 10'000, conn).lease->token;
+  f.acquire_on(key_in(kOther, "kept"), "a", 10'000, conn);
+  f.acquire(key_in(kSlot, "unbound"), "a", 10'000);  // no connection to tell
+
+  f.engine().drop_slot(kSlot);
+  REQUIRE(told.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+  auto tenures = told.get();
+  REQUIRE(tenures.size() == 1);
+  CHECK(tenures[0].key == key);
+  CHECK(tenures[0].token == token);
+}
+
 TEST_CASE("adopting a slot again replaces what the node kept of it", "[slots]") {
   EngineFixture f(cluster_config());
   adopt(f, kSlot);
