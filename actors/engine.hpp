@@ -58,12 +58,6 @@ struct EngineConfig {
   bool cluster = false;
 };
 
-// A tenure of `key`, by its token.
-struct BoundTenure {
-  std::string key;
-  Token token = 0;
-};
-
 // Told when leases bound to a connection are lost (expired or revoked) while it is open: the
 // events of one commit of one shard come in one call, in commit order. A `renewed` event among
 // them: the lease was re-acquired on another connection, which is told of its loss from then on.

@@ -373,7 +373,13 @@ void KeyActor::flush_ready(Events* events, std::uint64_t committed, bool ok) {
         shard_.lost(r.lost_conn, std::move(*event));
         if (next_ready()) shard_.send_lost();
       } else if (event != nullptr && event->type != EventType::renewed) {
-        shard_.keep_untold(key(), event->token, r.lost_conn);  // told when it ends after all
+        // The ledger still has the lease. The key is read back later, and told when it ends after
+        // all; or its slot has gone meanwhile, and the new owner does not know the connection.
+        if (retired_) {
+          shard_.unowned(r.lost_conn, {std::string(key()), event->token});
+        } else {
+          shard_.keep_untold(key(), event->token, r.lost_conn);
+        }
       }
       continue;
     }

@@ -323,9 +323,17 @@ void Shard::drop_slot(std::uint32_t slot) {
     for (const auto& [token, conn] : entry.second) unowned[conn].push_back({entry.first, token});
     return true;
   });
-  for (auto& [conn, tenures] : unowned) {
-    if (auto listener = core_.connections.find(conn)) listener->on_unowned(std::move(tenures));
-  }
+  for (auto& [conn, tenures] : unowned) tell_unowned(conn, std::move(tenures));
+}
+
+void Shard::unowned(ConnId conn, BoundTenure tenure) {
+  std::vector<BoundTenure> tenures;
+  tenures.push_back(std::move(tenure));
+  tell_unowned(conn, std::move(tenures));
+}
+
+void Shard::tell_unowned(ConnId conn, std::vector<BoundTenure> tenures) {
+  if (auto listener = core_.connections.find(conn)) listener->on_unowned(std::move(tenures));
 }
 
 void Shard::stop_timer() {

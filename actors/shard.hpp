@@ -89,6 +89,9 @@ class Shard {
   void keep_untold(std::string_view key, Token token, ConnId conn);
   // The connection kept for tenure `token` of `key`, or 0; forgets what was kept for the key.
   ConnId take_untold(std::string_view key, Token token);
+  // Cluster mode: tells the connection `conn` that this node no longer tells it of `tenure`'s
+  // loss (ConnectionListener::on_unowned): its slot went to another node.
+  void unowned(ConnId conn, BoundTenure tenure);
   // An empty string for a key's encoded row: a committed row's buffer when one is kept.
   std::string spare_row();
   // Its actors' drained Busy parts, kept for the next ones that need one (KeyActor::busy).
@@ -113,6 +116,8 @@ class Shard {
   std::uint64_t posts() const { return posts_.load(std::memory_order_relaxed); }
 
  private:
+  void tell_unowned(ConnId conn, std::vector<BoundTenure> tenures);
+
   struct Deadline {
     Millis at;
     ActorRef actor;

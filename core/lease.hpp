@@ -82,6 +82,12 @@ struct Event {
   Revocation revocation;  // revoked only
 };
 
+// A tenure of `key`, by its token.
+struct BoundTenure {
+  std::string key;
+  Token token = 0;
+};
+
 // A change's events and tenure records: a turn makes one or two of each (two when a lease ends
 // and its first waiter takes the key), kept inline so that a turn allocates no vector for them.
 using Events = boost::container::small_vector<Event, 2>;
